@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import { UsageError, UserError } from '../util/errors.js';
+import {
+  type Command,
+  type CommandContext,
+  commandName,
+  findCommand,
+  parseInvocation,
+  renderHelp,
+} from './command.js';
+import { bundleCommand } from './commands/bundle.js';
+import { catalogCommand } from './commands/catalog.js';
+import { clusterCommand } from './commands/cluster.js';
+import { explainCommand, resolveCommand } from './commands/resolve.js';
+import { operatorCommand, planCommand, startCommand } from './commands/operator.js';
+
+export const version: string = JSON.parse(
+  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+).version;
+
+export const root: Command = {
+  name: 'bosun',
+  summary: 'Bosun: an Operator Lifecycle Manager for Kubernetes',
+  description:
+    'Bosun installs Kubernetes operators from catalogs of bundles, resolves their dependencies and\n' +
+    "upgrade channels, and keeps them upgraded. It speaks OLM's API. Also usable as `kubectl bosun`.",
+  options: { version: { type: 'boolean', short: 'v', description: 'Print the version and exit' } },
+  subcommands: [
+    startCommand,
+    catalogCommand,
+    bundleCommand,
+    clusterCommand,
+    operatorCommand,
+    resolveCommand,
+    explainCommand,
+    planCommand,
+  ],
+};
+
+function processContext(): CommandContext {
+  return { stdout: process.stdout, stderr: process.stderr, cwd: process.cwd(), env: process.env };
+}
+
+/** Runs the CLI and returns its exit code: 0 success, 1 failure, 2 bad command line. */
+export async function main(argv: string[], ctx: CommandContext = processContext()): Promise<number> {
+  try {
+    const { path, rest } = findCommand(root, argv);
+    const { values, positionals } = parseInvocation(path, rest);
+    const cmd = path[path.length - 1]!;
+    if (cmd === root && values.version) {
+      ctx.stdout.write(`bosun ${version}\n`);
+      return 0;
+    }
+    if (values.help || !cmd.run) {
+      ctx.stdout.write(renderHelp(path));
+      return 0;
+    }
+    return (await cmd.run({ values, positionals, ctx })) ?? 0;
+  } catch (err) {
+    if (err instanceof UserError) {
+      ctx.stderr.write(`${err instanceof UsageError ? 'error: ' : 'error: '}${err.message}\n`);
+      return err.exitCode;
+    }
+    ctx.stderr.write(
+      `bosun: unexpected error (please report it): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
+    return 1;
+  }
+}
+
+export { commandName };
