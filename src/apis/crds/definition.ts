@@ -1,0 +1,47 @@
+/** What Bosun needs to know to write one CustomResourceDefinition. */
+import type { ResourceType } from '../meta.js';
+import { type JSONSchemaProps, type Props, type Schema, string } from './schema.js';
+
+export interface PrinterColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  /** A simple JSONPath into the object, e.g. `.spec.displayName` or `.spec.names[0]`. */
+  jsonPath: string;
+  description?: string;
+}
+
+export interface CrdDefinition {
+  resource: ResourceType;
+  singular: string;
+  shortNames: string[];
+  categories: string[];
+  printerColumns: PrinterColumn[];
+  /** The whole object's schema (see `resourceSchema`). */
+  schema: JSONSchemaProps;
+}
+
+/**
+ * The top-level schema of a custom resource: apiVersion, kind and metadata as every CRD has
+ * them, plus `spec` and `status` described against the kind's TypeScript type.
+ */
+export function resourceSchema<T extends { spec?: unknown; status?: unknown }>(
+  description: string,
+  parts: Props<Pick<T, 'spec' | 'status'>>,
+): Schema<T> {
+  const partEntries = Object.entries(
+    parts as Record<string, { json: JSONSchemaProps; isRequired?: boolean }>,
+  );
+  const requiredParts = partEntries.filter(([, s]) => s.isRequired === true).map(([name]) => name);
+  const json: JSONSchemaProps = {
+    description,
+    type: 'object',
+    required: ['metadata', ...requiredParts].sort(),
+    properties: {
+      apiVersion: string().json,
+      kind: string().json,
+      metadata: { type: 'object' },
+      ...Object.fromEntries(partEntries.map(([name, s]) => [name, s.json])),
+    },
+  };
+  return { json };
+}

@@ -1,0 +1,112 @@
+import {
+  Approval,
+  type InstallPlanReference,
+  Resources,
+  type Subscription,
+  type SubscriptionCatalogHealth,
+  type SubscriptionCondition,
+  type SubscriptionConfig,
+  type SubscriptionSpec,
+  type SubscriptionStatus,
+} from '../operators.js';
+import { conditionStatus, labelSelector, objectReference } from './common.js';
+import { type CrdDefinition, resourceSchema } from './definition.js';
+import {
+  array,
+  boolean,
+  embeddedObject,
+  integer,
+  map,
+  object,
+  oneOf,
+  required,
+  string,
+  time,
+} from './schema.js';
+
+const config = object<SubscriptionConfig>(
+  {
+    selector: labelSelector(),
+    nodeSelector: map(string()),
+    tolerations: array(embeddedObject()),
+    resources: embeddedObject(),
+    envFrom: array(embeddedObject()),
+    env: array(embeddedObject()),
+    volumes: array(embeddedObject()),
+    volumeMounts: array(embeddedObject()),
+    affinity: embeddedObject(),
+    annotations: map(string()),
+  },
+  { description: "Settings merged into the operator's Deployments (env, resources, scheduling, volumes)." },
+);
+
+const spec = object<SubscriptionSpec>(
+  {
+    source: required(string({ description: 'The CatalogSource to install from.' })),
+    sourceNamespace: required(string({ description: "The CatalogSource's namespace." })),
+    name: required(string({ description: 'The package to install.' })),
+    channel: string({ description: "The channel to follow; the package's default channel if empty." }),
+    startingCSV: string({ description: 'The version (CSV name) to install first.' }),
+    installPlanApproval: oneOf(Object.values(Approval), {
+      description:
+        'Automatic installs upgrades as they appear; Manual waits until an InstallPlan is approved.',
+    }),
+    config,
+  },
+  { description: 'Which package to install, from which catalog and channel, and how upgrades are approved.' },
+);
+
+const status = object<SubscriptionStatus>(
+  {
+    currentCSV: string({ description: 'The CSV the Subscription is moving to.' }),
+    installedCSV: string({ description: 'The CSV installed by this Subscription.' }),
+    installplan: object<InstallPlanReference>(
+      {
+        apiVersion: required(string()),
+        kind: required(string()),
+        name: required(string()),
+        uuid: required(string()),
+      },
+      { description: 'Deprecated: use installPlanRef.' },
+    ),
+    state: string({ description: 'UpgradePending, AtLatestKnown, UpgradeAvailable or UpgradeFailed.' }),
+    reason: string(),
+    installPlanGeneration: integer(),
+    installPlanRef: objectReference('The latest InstallPlan that contains the current CSV.'),
+    catalogHealth: array(
+      object<SubscriptionCatalogHealth>({
+        catalogSourceRef: required(objectReference()),
+        lastUpdated: required(time()),
+        healthy: required(boolean()),
+      }),
+    ),
+    conditions: array(
+      object<SubscriptionCondition>({
+        type: required(string()),
+        status: required(conditionStatus()),
+        reason: string(),
+        message: string(),
+        lastHeartbeatTime: time(),
+        lastTransitionTime: time(),
+      }),
+    ),
+    lastUpdated: required(time()),
+  },
+  { preserveUnknownFields: true },
+);
+
+export const subscriptionCrd: CrdDefinition = {
+  resource: Resources.Subscription,
+  singular: 'subscription',
+  shortNames: ['sub', 'subs'],
+  categories: ['olm'],
+  printerColumns: [
+    { name: 'Package', type: 'string', jsonPath: '.spec.name', description: 'The package subscribed to' },
+    { name: 'Source', type: 'string', jsonPath: '.spec.source', description: 'The catalog it installs from' },
+    { name: 'Channel', type: 'string', jsonPath: '.spec.channel', description: 'The channel it follows' },
+  ],
+  schema: resourceSchema<Subscription>('Keeps an operator installed and upgraded from a catalog channel.', {
+    spec: required(spec),
+    status,
+  }).json,
+};
