@@ -11,8 +11,8 @@ import {
 import { bundleCommand } from './commands/bundle.js';
 import { catalogCommand } from './commands/catalog.js';
 import { clusterCommand } from './commands/cluster.js';
-import { explainCommand, resolveCommand } from './commands/resolve.js';
 import { operatorCommand, planCommand, startCommand } from './commands/operator.js';
+import { explainCommand, resolveCommand } from './commands/resolve.js';
 
 export const version: string = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -58,7 +58,7 @@ export async function main(argv: string[], ctx: CommandContext = processContext(
     return (await cmd.run({ values, positionals, ctx })) ?? 0;
   } catch (err) {
     if (err instanceof UserError) {
-      ctx.stderr.write(`${err instanceof UsageError ? 'error: ' : 'error: '}${err.message}\n`);
+      ctx.stderr.write(`error: ${err.message}\n`);
       return err.exitCode;
     }
     ctx.stderr.write(

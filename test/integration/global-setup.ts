@@ -1,0 +1,35 @@
+import type { TestProject } from 'vitest/node';
+import { down, up } from '../../src/cluster/controlplane.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Path of an admin kubeconfig for the cluster the integration tests run against. */
+    kubeconfig: string;
+    /** Name of the local control plane started for this run (empty when an existing cluster is used). */
+    clusterName: string;
+  }
+}
+
+/**
+ * One real control plane for the whole integration run. `BOSUN_TEST_KUBECONFIG` points the tests at
+ * an existing cluster instead (never plain KUBECONFIG, so a developer's cluster is not used by accident).
+ */
+export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  const existing = process.env.BOSUN_TEST_KUBECONFIG;
+  if (existing) {
+    project.provide('kubeconfig', existing);
+    project.provide('clusterName', '');
+    return undefined;
+  }
+  const name = `test-${process.pid}`;
+  const started = Date.now();
+  const state = await up({ name, onProgress: (l) => process.stderr.write(`[control plane] ${l}\n`) });
+  process.stderr.write(
+    `[control plane] "${name}" ready in ${((Date.now() - started) / 1000).toFixed(1)} s at ${state.server}\n`,
+  );
+  project.provide('kubeconfig', state.kubeconfig);
+  project.provide('clusterName', name);
+  return async () => {
+    await down({ name });
+  };
+}
