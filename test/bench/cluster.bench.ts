@@ -1,0 +1,84 @@
+/**
+ * Local control plane figures: cold build of the binaries (only with BOSUN_BENCH_COLD=1: it
+ * recompiles everything with an empty Go build cache, ~15 minutes on two cores), warm `up` to
+ * healthy, `down`, and the resident memory of each component once idle.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ensureBinaries } from '../../src/cluster/build.js';
+import { down, up } from '../../src/cluster/controlplane.js';
+import { controlPlaneVersions } from '../../src/cluster/versions.js';
+import type { Emit } from './run.js';
+
+async function rssBytes(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status);
+  return kb ? Number(kb[1]) * 1024 : Number.NaN;
+}
+
+const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9;
+
+export default async function cluster(emit: Emit): Promise<void> {
+  const inputs = {
+    kubernetes: controlPlaneVersions.kubernetes,
+    etcd: controlPlaneVersions.etcd,
+    kwok: controlPlaneVersions.kwok,
+  };
+  if (process.env.BOSUN_BENCH_COLD === '1') {
+    const cache = await mkdtemp(join(tmpdir(), 'bosun-cold-'));
+    try {
+      const t = process.hrtime.bigint();
+      // A fresh binary cache and Go build cache; Go modules are already downloaded.
+      await ensureBinaries({
+        env: { ...process.env, XDG_CACHE_HOME: cache, GOCACHE: join(cache, 'go-build') },
+      });
+      emit({
+        name: 'cluster.build.cold',
+        value: seconds(t),
+        unit: 's',
+        inputs: { ...inputs, goModulesCached: true },
+      });
+    } finally {
+      await rm(cache, { recursive: true, force: true });
+    }
+  }
+  await ensureBinaries();
+  const state = await mkdtemp(join(tmpdir(), 'bosun-bench-'));
+  const env = { ...process.env, XDG_STATE_HOME: state };
+  try {
+    const runs = 3;
+    for (let i = 0; i < runs; i++) {
+      const t = process.hrtime.bigint();
+      const s = await up({ name: 'bench', env });
+      emit({ name: 'cluster.up.warm', value: seconds(t), unit: 's', inputs: { ...inputs, run: i + 1 } });
+      if (i === runs - 1) {
+        // Idle: let start-up work (controllers' initial syncs, node heartbeats) settle first.
+        await new Promise((r) => setTimeout(r, 15_000));
+        let total = 0;
+        for (const [component, pid] of Object.entries(s.pids)) {
+          const rss = await rssBytes(pid);
+          total += rss;
+          emit({
+            name: 'cluster.rss.idle',
+            value: Math.round(rss / 2 ** 20),
+            unit: 'MiB',
+            inputs: { component },
+          });
+        }
+        emit({
+          name: 'cluster.rss.idle',
+          value: Math.round(total / 2 ** 20),
+          unit: 'MiB',
+          inputs: { component: 'total' },
+        });
+      }
+      const d = process.hrtime.bigint();
+      await down({ name: 'bench', env });
+      emit({ name: 'cluster.down', value: seconds(d), unit: 's', inputs: { ...inputs, run: i + 1 } });
+    }
+  } finally {
+    await down({ name: 'bench', env });
+    await rm(state, { recursive: true, force: true });
+  }
+}
