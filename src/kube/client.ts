@@ -1,0 +1,191 @@
+/**
+ * Plain-JSON requests to the API server, authenticated from a KubeConfig.
+ *
+ * @kubernetes/client-node's typed clients (and KubernetesObjectApi's read/list) pass every
+ * object through model classes: timestamps become `Date`s and fields a model does not know are
+ * dropped. Informers, status writes and events need objects exactly as the API server sent them,
+ * so they go through here: client-node supplies the credentials and TLS material (including exec
+ * and OIDC token refresh), this module sends the request over a keep-alive connection.
+ * Failures are thrown as client-node's ApiException with the raw body, like its own clients do,
+ * so src/kube/errors.ts reads both the same way.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { createInterface } from 'node:readline';
+import { ApiException, type KubeConfig } from '@kubernetes/client-node';
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOptions {
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** The API path, e.g. `/apis/operators.coreos.com/v1alpha1/namespaces/ns/subscriptions`. */
+  path: string;
+  query?: Query;
+  /** Sent as JSON. */
+  body?: unknown;
+  /** Defaults to application/json; patches need theirs (e.g. application/apply-patch+yaml). */
+  contentType?: string;
+  signal?: AbortSignal;
+}
+
+interface Connection {
+  headers: http.OutgoingHttpHeaders;
+  agent: http.Agent;
+}
+
+export class KubeClient {
+  private agent: { key: string; agent: http.Agent } | undefined;
+
+  constructor(readonly kubeConfig: KubeConfig) {}
+
+  /** The API server's base URL. */
+  get server(): string {
+    const cluster = this.kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    return cluster.server.replace(/\/+$/, '');
+  }
+
+  /** Sends one request and returns the parsed JSON response. */
+  async request<T>(opts: RequestOptions): Promise<T> {
+    const res = await this.send(opts);
+    const text = await readAll(res);
+    if (!isSuccess(res)) throw apiException(res, text);
+    return (text === '' ? undefined : JSON.parse(text)) as T;
+  }
+
+  /**
+   * Sends a request whose response is a stream of JSON lines (a watch) and calls `onLine` for
+   * each line. Resolves when the server ends the stream; rejects when the request fails or is
+   * aborted through `signal`.
+   */
+  async stream(opts: RequestOptions, onLine: (line: string) => void): Promise<void> {
+    const res = await this.send(opts);
+    if (!isSuccess(res)) throw apiException(res, await readAll(res));
+    const lines = createInterface({ input: res, crlfDelay: Number.POSITIVE_INFINITY });
+    await new Promise<void>((resolve, reject) => {
+      lines.on('line', (line) => {
+        if (line.trim() === '') return;
+        try {
+          onLine(line);
+        } catch (err) {
+          // A line that cannot be handled ends the stream as a failure rather than crashing.
+          lines.close();
+          res.destroy();
+          reject(err);
+        }
+      });
+      res.on('error', reject);
+      res.on('aborted', () => reject(new Error('watch stream aborted')));
+      lines.on('close', () => resolve());
+    });
+  }
+
+  /** Closes idle keep-alive connections (at shutdown, so the process can exit). */
+  close(): void {
+    this.agent?.agent.destroy();
+    this.agent = undefined;
+  }
+
+  private async send(opts: RequestOptions): Promise<http.IncomingMessage> {
+    const url = new URL(this.server + opts.path);
+    for (const [k, v] of Object.entries(opts.query ?? {})) {
+      if (v !== undefined) url.searchParams.set(k, String(v));
+    }
+    const { headers, agent } = await this.connection();
+    const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    const requestHeaders: http.OutgoingHttpHeaders = { ...headers, Accept: 'application/json' };
+    if (body !== undefined) {
+      requestHeaders['Content-Type'] = opts.contentType ?? 'application/json';
+      requestHeaders['Content-Length'] = Buffer.byteLength(body);
+    }
+    const transport = url.protocol === 'http:' ? http : https;
+    return new Promise((resolve, reject) => {
+      const req = transport.request(url, {
+        method: opts.method ?? 'GET',
+        headers: requestHeaders,
+        agent,
+        signal: opts.signal,
+      });
+      req.on('response', resolve);
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  /**
+   * Credentials for the next request. client-node computes them (tokens may be refreshed) and
+   * builds a fresh agent each time; Bosun keeps one keep-alive agent for as long as the TLS
+   * material stays the same, so requests reuse connections.
+   */
+  private async connection(): Promise<Connection> {
+    const opts: https.RequestOptions = {};
+    await this.kubeConfig.applyToHTTPSOptions(opts);
+    const headers = { ...(opts.headers as http.OutgoingHttpHeaders | undefined) };
+    if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+    const given = opts.agent;
+    if (!(given instanceof http.Agent)) throw new Error('kubeconfig produced no HTTP agent');
+    if (this.kubeConfig.getCurrentCluster()?.proxyUrl) return { headers, agent: given };
+    const key = JSON.stringify([
+      this.server,
+      opts.ca?.toString(),
+      opts.cert?.toString(),
+      opts.key?.toString(),
+      opts.rejectUnauthorized,
+      opts.servername,
+    ]);
+    if (this.agent?.key !== key) {
+      this.agent?.agent.destroy();
+      const tls = {
+        ca: opts.ca,
+        cert: opts.cert,
+        key: opts.key,
+        rejectUnauthorized: opts.rejectUnauthorized,
+        servername: opts.servername,
+      };
+      const agent = this.server.startsWith('http:')
+        ? new http.Agent({ keepAlive: true })
+        : new https.Agent({ keepAlive: true, ...tls });
+      this.agent = { key, agent };
+    }
+    given.destroy();
+    return { headers, agent: this.agent.agent };
+  }
+}
+
+function isSuccess(res: http.IncomingMessage): boolean {
+  const code = res.statusCode ?? 0;
+  return code >= 200 && code < 300;
+}
+
+function apiException(res: http.IncomingMessage, body: string): ApiException<string> {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(res.headers)) {
+    if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return new ApiException(res.statusCode ?? 0, `${res.statusMessage ?? 'HTTP error'}`, body, headers);
+}
+
+async function readAll(res: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of res) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The collection path of a resource: `/apis/<group>/<version>[/namespaces/<ns>]/<plural>`. */
+export function collectionPath(
+  t: { group: string; version: string; plural: string; namespaced: boolean },
+  namespace?: string,
+): string {
+  const base = t.group === '' ? `/api/${t.version}` : `/apis/${t.group}/${t.version}`;
+  const ns = t.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  return `${base}${ns}/${t.plural}`;
+}
+
+/** The path of one object of a resource. */
+export function objectPath(
+  t: { group: string; version: string; plural: string; namespaced: boolean },
+  name: string,
+  namespace?: string,
+): string {
+  return `${collectionPath(t, namespace)}/${encodeURIComponent(name)}`;
+}

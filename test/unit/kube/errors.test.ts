@@ -1,0 +1,132 @@
+import { ApiException } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import {
+  formatApiError,
+  fromStatus,
+  isAlreadyExists,
+  isConflict,
+  isGone,
+  isNotFound,
+  parseApiError,
+} from '../../../src/kube/errors.js';
+
+const status = (code: number, reason: string, message: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message, ...extra });
+
+describe('parseApiError', () => {
+  it.each([
+    [
+      'a Status body as raw text',
+      new ApiException(
+        404,
+        'Unsuccessful HTTP Request',
+        status(404, 'NotFound', 'subscriptions "x" not found'),
+        {},
+      ),
+      { code: 404, reason: 'NotFound', message: 'subscriptions "x" not found' },
+    ],
+    [
+      'a conflict on update',
+      new ApiException(
+        409,
+        'Unsuccessful HTTP Request',
+        status(409, 'Conflict', 'the object has been modified'),
+        {},
+      ),
+      { code: 409, reason: 'Conflict', message: 'the object has been modified' },
+    ],
+    [
+      'a plain-text body (no Status)',
+      new ApiException(404, 'Unsuccessful HTTP Request', '404 page not found\n', {}),
+      { code: 404, reason: 'NotFound', message: '404 page not found' },
+    ],
+    [
+      'an empty body',
+      new ApiException(503, 'Unsuccessful HTTP Request', '', {}),
+      { code: 503, reason: 'ServiceUnavailable', message: 'HTTP 503' },
+    ],
+    [
+      'a Status without a reason',
+      new ApiException(500, 'x', status(500, '', 'etcd is down'), {}),
+      { code: 500, reason: 'InternalError', message: 'etcd is down' },
+    ],
+    [
+      'a watch failure with statusCode',
+      Object.assign(new Error('Forbidden'), { statusCode: 403 }),
+      { code: 403, reason: 'Forbidden', message: 'Forbidden' },
+    ],
+    [
+      'an already parsed body',
+      Object.assign(new Error('x'), {
+        code: 409,
+        body: { kind: 'Status', code: 409, reason: 'AlreadyExists', message: 'exists' },
+      }),
+      { code: 409, reason: 'AlreadyExists', message: 'exists' },
+    ],
+    [
+      'a code the table does not know',
+      new ApiException(418, 'x', 'teapot', {}),
+      { code: 418, reason: 'Unknown', message: 'teapot' },
+    ],
+  ])('reads %s', (_, err, expected) => {
+    expect(parseApiError(err)).toEqual(expected);
+  });
+
+  it('keeps the field causes of an Invalid error', () => {
+    const body = status(422, 'Invalid', 'Subscription.operators.coreos.com "s" is invalid', {
+      details: {
+        causes: [{ reason: 'FieldValueRequired', message: 'Required value', field: 'spec.source' }],
+      },
+    });
+    const parsed = parseApiError(new ApiException(422, 'x', body, {}))!;
+    expect(parsed.causes).toEqual([
+      { reason: 'FieldValueRequired', message: 'Required value', field: 'spec.source' },
+    ]);
+    expect(formatApiError(parsed)).toBe(
+      'Invalid (422): Subscription.operators.coreos.com "s" is invalid; spec.source: Required value',
+    );
+  });
+
+  it.each([
+    [
+      'a network error',
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' }),
+    ],
+    ['a bug', new TypeError('x is undefined')],
+    ['a string', 'oops'],
+    ['undefined', undefined],
+  ])('returns undefined for %s', (_, err) => {
+    expect(parseApiError(err)).toBeUndefined();
+  });
+
+  it('reads the Status of a watch ERROR event', () => {
+    const event = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      code: 410,
+      reason: 'Expired',
+      message: 'too old resource version: 1 (5)',
+    };
+    expect(fromStatus(event)).toEqual({
+      code: 410,
+      reason: 'Expired',
+      message: 'too old resource version: 1 (5)',
+    });
+    expect(isGone(event)).toBe(true);
+  });
+
+  it('answers the common questions', () => {
+    const notFound = new ApiException(404, 'x', status(404, 'NotFound', 'nope'), {});
+    const exists = new ApiException(409, 'x', status(409, 'AlreadyExists', 'exists'), {});
+    const conflict = new ApiException(409, 'x', status(409, 'Conflict', 'modified'), {});
+    expect([isNotFound(notFound), isNotFound(exists), isNotFound(new Error('x'))]).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    expect([isAlreadyExists(exists), isConflict(exists)]).toEqual([true, false]);
+    expect([isConflict(conflict), isAlreadyExists(conflict)]).toEqual([true, false]);
+    expect(isGone(new ApiException(410, 'x', '', {}))).toBe(true);
+  });
+});
