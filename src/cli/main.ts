@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { UsageError, UserError } from '../util/errors.js';
+import { UserError } from '../util/errors.js';
 import {
   type Command,
   type CommandContext,
