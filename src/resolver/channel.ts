@@ -29,7 +29,9 @@ export function analyzeChannel(doc: Pick<ChannelDoc, 'package' | 'name' | 'entri
     for (const s of e.skips ?? []) {
       if (s === e.name || !entries.has(s)) continue;
       pointedAt.add(s);
-      if (!skippedBy.has(s)) skippedBy.set(s, e.name);
+      // Name one skipper, the same one whatever the order of the entries.
+      const known = skippedBy.get(s);
+      if (known === undefined || e.name < known) skippedBy.set(s, e.name);
     }
   }
   const where = `channel ${doc.name} of package ${doc.package}`;

@@ -27,6 +27,7 @@ export class ResolveContext {
   /** Installed bundles by package, as candidates (`installed/<name>`). */
   readonly installed = new Map<string, Entry>();
   private readonly installedNames = new Set<string>();
+  private readonly extra: Entry[] = [];
   private readonly candidateCache = new Map<string, Entry[]>();
   private readonly dead = new Map<string, DeadCause | null>();
   private readonly inProgress = new Set<string>();
@@ -84,9 +85,19 @@ export class ResolveContext {
   }
 
   /**
-   * Catalog entries that satisfy `req`, in preference order for a requirement of `dependent`.
-   * Installed bundles are not listed: they are always already in the plan when a requirement is
-   * looked at, so the search finds them there first.
+   * Entries a Subscription may choose that no catalog index lists: an installed bundle, or a
+   * `startingCSV` that its channel skips. Requirements must see them as candidates too.
+   */
+  addChoosable(e: Entry): void {
+    if (!this.extra.some((x) => x.id === e.id)) this.extra.push(e);
+    this.candidateCache.clear();
+  }
+
+  /**
+   * Bundles that satisfy `req`, in preference order for a requirement of `dependent`. Installed
+   * bundles are listed too: one is normally already in the plan when a requirement is looked at,
+   * but when a Subscription upgraded it away, the conflict must name that choice so that the
+   * search knows to revisit it.
    */
   requirementCandidates(req: Requirement, dependent: Entry): Entry[] {
     const k = `${req.key}\u0000${dependent.catalog.key.namespace}/${dependent.catalog.key.name}`;
@@ -94,13 +105,14 @@ export class ResolveContext {
     if (hit) return hit;
     const seen = new Set<string>();
     const found: Entry[] = [];
-    for (const cat of this.catalogs) {
-      for (const e of lookup(cat, req.hint)) {
-        if (seen.has(e.id) || !req.test(e.bundle)) continue;
-        seen.add(e.id);
-        found.push(e);
-      }
-    }
+    const offer = (e: Entry) => {
+      if (seen.has(e.id) || !req.test(e.bundle)) return;
+      seen.add(e.id);
+      found.push(e);
+    };
+    for (const e of this.installed.values()) offer(e);
+    for (const e of this.extra) offer(e);
+    for (const cat of this.catalogs) for (const e of lookup(cat, req.hint)) offer(e);
     found.sort(this.preference(dependent.catalog.key));
     this.candidateCache.set(k, found);
     return found;
@@ -126,13 +138,6 @@ export class ResolveContext {
       cmp(a.bundle.name, b.bundle.name);
   }
 
-  /** Installed bundles (other than `dependent`'s package) that satisfy `req`. */
-  installedProviders(req: Requirement, dependent: Entry): Entry[] {
-    return [...this.installed.values()].filter(
-      (e) => e.bundle.package !== dependent.bundle.package && req.test(e.bundle),
-    );
-  }
-
   /**
    * Why `e` can never be chosen, or null if it might be. A bundle is dead when its data is
    * invalid or when one of its requirements has no live provider outside its own package.
@@ -153,8 +158,7 @@ export class ResolveContext {
       }
       if (req.test(e.bundle)) continue;
       const live = (c: Entry) => c.bundle.package !== e.bundle.package && this.deadCause(c) === null;
-      if (this.installedProviders(req, e).some(live) || this.requirementCandidates(req, e).some(live))
-        continue;
+      if (this.requirementCandidates(req, e).some(live)) continue;
       cause = { kind: 'unsatisfiable', requirement: req };
       break;
     }

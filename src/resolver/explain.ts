@@ -157,10 +157,9 @@ export class Explainer {
       catalogsSearched: this.ctx.catalogs.length,
       unusable: this.unusable(req, of),
     };
-    const providers = [
-      ...this.ctx.installedProviders(req, of),
-      ...this.ctx.requirementCandidates(req, of),
-    ].filter((c) => c.bundle.package !== of.bundle.package);
+    const providers = this.ctx
+      .requirementCandidates(req, of)
+      .filter((c) => c.bundle.package !== of.bundle.package);
     for (const c of providers) {
       if (depth > MAX_STATIC_DEPTH || ++this.verdicts > MAX_VERDICTS) {
         out.truncated = true;
@@ -178,7 +177,9 @@ export class Explainer {
   unusable(req: Requirement, of: Entry): Unusable[] {
     const out: Unusable[] = [];
     for (const cat of this.ctx.catalogs) {
-      for (const b of cat.bundles.values()) {
+      for (const b of [...cat.bundles.values()].sort((x, y) =>
+        x.name < y.name ? -1 : x.name > y.name ? 1 : 0,
+      )) {
         if (!req.test(b)) continue;
         const base = { bundle: b.name, package: b.package, catalog: cat.info.key.name };
         if (b.package === of.bundle.package) {
@@ -189,7 +190,9 @@ export class Explainer {
           continue;
         }
         const pkg = cat.packages.get(b.package);
-        const channels = [...(pkg?.channels.values() ?? [])].filter((g) => g.entries.has(b.name));
+        const channels = [...(pkg?.channels.values() ?? [])]
+          .filter((g) => g.entries.has(b.name))
+          .sort((x, y) => (x.name < y.name ? -1 : 1));
         if (channels.length === 0) {
           out.push({ ...base, why: 'it is in no channel' });
           continue;

@@ -92,6 +92,8 @@ export function subscriptionObligation(ctx: ResolveContext, sub: SubscriptionInp
         `spec.startingCSV ${sub.startingCSV} is not an entry of channel ${channelName} of package ${sub.package} in catalog ${catalog.name}`,
       );
     }
+    // A bundle off the chain is in no index: requirements must still see it as a provider.
+    if (!onChain) ctx.addChoosable(inChannel);
     return { ...base, channel: channelName, candidates: [inChannel] };
   }
 
