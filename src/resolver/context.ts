@@ -13,9 +13,16 @@ import type { Catalog, CatalogKey, InstalledOperator } from './types.js';
 import { compareNewestFirst } from './version.js';
 
 /** Why a candidate can never be chosen, whatever else is chosen. */
-export type DeadCause =
-  | { kind: 'invalid'; field: string; message: string }
-  | { kind: 'unsatisfiable'; requirement: Requirement };
+export type DeadCause = InvalidCause | UnsatisfiableCause;
+interface InvalidCause {
+  kind: 'invalid';
+  field: string;
+  message: string;
+}
+interface UnsatisfiableCause {
+  kind: 'unsatisfiable';
+  requirement: Requirement;
+}
 
 const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
