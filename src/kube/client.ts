@@ -25,6 +25,8 @@ export interface RequestOptions {
   body?: unknown;
   /** Defaults to application/json; patches need theirs (e.g. application/apply-patch+yaml). */
   contentType?: string;
+  /** Defaults to application/json; e.g. `application/json;as=Table;v=v1;g=meta.k8s.io` for kubectl's tables. */
+  accept?: string;
   signal?: AbortSignal;
 }
 
@@ -93,7 +95,10 @@ export class KubeClient {
     }
     const { headers, agent } = await this.connection();
     const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
-    const requestHeaders: http.OutgoingHttpHeaders = { ...headers, Accept: 'application/json' };
+    const requestHeaders: http.OutgoingHttpHeaders = {
+      ...headers,
+      Accept: opts.accept ?? 'application/json',
+    };
     if (body !== undefined) {
       requestHeaders['Content-Type'] = opts.contentType ?? 'application/json';
       requestHeaders['Content-Length'] = Buffer.byteLength(body);

@@ -1,0 +1,193 @@
+/**
+ * Server-side apply under one field manager (`bosun`) with forced ownership, plus the labels and
+ * ownerReferences every object Bosun creates carries.
+ *
+ * Why not `KubernetesObjectApi.patch(obj, ..., PatchStrategy.ServerSideApply)`: for every kind
+ * client-node has a model for, it first re-serialises the object through that model, which
+ * drops what the model does not know. For a CustomResourceDefinition that silently loses
+ * `x-kubernetes-preserve-unknown-fields` and `x-kubernetes-int-or-string` (the model spells them
+ * with underscores), and for a Deployment any field newer than the client. So the apply patch is
+ * sent as the JSON it is, through KubeClient; client-node still supplies discovery (which
+ * resource serves a kind, and whether it is namespaced) and the content type.
+ */
+import { type KubeConfig, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
+import type { KubeObject, ObjectMeta, OwnerReference } from '../apis/meta.js';
+import { Label } from '../apis/operators.js';
+import type { KubeClient } from './client.js';
+
+export const FieldManager = 'bosun';
+
+/** Metadata the API server sets; sent back in an apply it would make the apply conditional or fail. */
+const serverSetMetadata: (keyof ObjectMeta)[] = [
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'managedFields',
+];
+
+/**
+ * The body of an apply patch: `obj` without server-set metadata, and with only the part the
+ * endpoint applies (everything but status for the object, only status for its subresource).
+ */
+export function applyPatchBody<T extends KubeObject>(
+  obj: T,
+  keep: 'spec' | 'status',
+): Record<string, unknown> {
+  const { metadata, ...rest } = obj as T & { status?: unknown };
+  const meta: Record<string, unknown> = { ...metadata };
+  for (const field of serverSetMetadata) delete meta[field];
+  const body: Record<string, unknown> = { ...rest, metadata: meta };
+  // Sending only the applied part keeps the field manager from claiming fields it did not set.
+  if (keep === 'spec') delete body.status;
+  else
+    for (const k of Object.keys(body))
+      if (!['apiVersion', 'kind', 'metadata', 'status'].includes(k)) delete body[k];
+  return body;
+}
+
+/** client-node's discovery (which resource serves a kind), cached per group/version. */
+class Discovery extends KubernetesObjectApi {
+  lookup(apiVersion: string, kind: string) {
+    return this.resource(apiVersion, kind);
+  }
+}
+
+export class Applier {
+  private readonly discovery: Discovery;
+
+  constructor(
+    kubeConfig: KubeConfig,
+    private readonly client: KubeClient,
+    private readonly fieldManager: string = FieldManager,
+  ) {
+    this.discovery = kubeConfig.makeApiClient(Discovery);
+  }
+
+  /**
+   * Creates or updates `obj` (everything but its status) so that the fields it sets are owned by
+   * Bosun, taking them over from any other manager. Returns the object as stored.
+   */
+  async apply<T extends KubeObject>(obj: T): Promise<T> {
+    return this.patch(obj, '', applyPatchBody(obj, 'spec'));
+  }
+
+  /** Applies `obj.status` through the status subresource. Returns the object as stored. */
+  async applyStatus<T extends KubeObject>(obj: T): Promise<T> {
+    return this.patch(obj, '/status', applyPatchBody(obj, 'status'));
+  }
+
+  /** The URL path of `obj`, found through API discovery (cached per group/version). */
+  async pathOf(obj: KubeObject): Promise<string> {
+    const { apiVersion, kind } = obj;
+    const name = obj.metadata?.name;
+    if (!apiVersion || !kind || !name) {
+      throw new Error(
+        `cannot address an object without apiVersion, kind and metadata.name: ${describe(obj)}`,
+      );
+    }
+    const resource = await this.discovery.lookup(apiVersion, kind);
+    if (!resource) throw new Error(`the API server does not serve ${kind} in ${apiVersion}`);
+    const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    let ns = '';
+    if (resource.namespaced) {
+      const namespace = obj.metadata?.namespace;
+      if (!namespace)
+        throw new Error(`${describe(obj)}: ${kind} is namespaced but metadata.namespace is empty`);
+      ns = `/namespaces/${encodeURIComponent(namespace)}`;
+    }
+    return `${base}${ns}/${resource.name}/${encodeURIComponent(name)}`;
+  }
+
+  private async patch<T extends KubeObject>(obj: T, subresource: string, body: unknown): Promise<T> {
+    const path = (await this.pathOf(obj)) + subresource;
+    return this.client.request<T>({
+      method: 'PATCH',
+      path,
+      query: { fieldManager: this.fieldManager, force: true },
+      body,
+      contentType: PatchStrategy.ServerSideApply,
+    });
+  }
+}
+
+function describe(obj: KubeObject): string {
+  const ns = obj.metadata?.namespace ? `${obj.metadata.namespace}/` : '';
+  return `${obj.kind ?? '?'} ${ns}${obj.metadata?.name ?? '?'}`;
+}
+
+/** The object that owns what Bosun creates (usually a CSV). */
+export interface Owner {
+  apiVersion: string;
+  kind: string;
+  metadata?: { name?: string; namespace?: string; uid?: string };
+}
+
+/**
+ * `olm.managed=true` plus the owner labels (`olm.owner`, `olm.owner.kind`,
+ * `olm.owner.namespace`), as OLM sets them. Cluster-scoped objects cannot have a namespaced
+ * owner reference, so these labels are how their owner is found at uninstall.
+ */
+export function ownerLabels(owner: Owner): Record<string, string> {
+  const labels: Record<string, string> = {
+    [Label.Managed]: 'true',
+    [Label.Owner]: owner.metadata?.name ?? '',
+    [Label.OwnerKind]: owner.kind,
+  };
+  if (owner.metadata?.namespace) labels[Label.OwnerNamespace] = owner.metadata.namespace;
+  return labels;
+}
+
+/** A copy of `obj` with `labels` added (existing keys are overwritten). */
+export function withLabels<T extends KubeObject>(obj: T, labels: Record<string, string>): T {
+  return { ...obj, metadata: { ...obj.metadata, labels: { ...obj.metadata?.labels, ...labels } } };
+}
+
+/**
+ * The ownerReference to `owner`, so that deleting the owner lets the garbage collector delete
+ * the object. `controller: true` marks the one owner that manages it.
+ */
+export function ownerReference(
+  owner: Owner,
+  opts: { controller?: boolean; blockOwnerDeletion?: boolean } = {},
+): OwnerReference {
+  const name = owner.metadata?.name;
+  const uid = owner.metadata?.uid;
+  if (!name || !uid)
+    throw new Error(
+      `an owner needs a name and uid (read it from the API first): ${owner.kind} ${name ?? '?'}`,
+    );
+  const ref: OwnerReference = { apiVersion: owner.apiVersion, kind: owner.kind, name, uid };
+  if (opts.controller !== undefined) ref.controller = opts.controller;
+  if (opts.blockOwnerDeletion !== undefined) ref.blockOwnerDeletion = opts.blockOwnerDeletion;
+  return ref;
+}
+
+/**
+ * A copy of `obj` owned by `owner` (a reference with the same uid is replaced). Throws when the
+ * reference would be invalid: a namespaced owner can only own objects in its own namespace.
+ */
+export function withOwner<T extends KubeObject>(
+  obj: T,
+  owner: Owner,
+  opts: { controller?: boolean; blockOwnerDeletion?: boolean } = {},
+): T {
+  const ownerNs = owner.metadata?.namespace;
+  if (ownerNs && obj.metadata?.namespace !== ownerNs) {
+    throw new Error(
+      `${describe(obj)} cannot be owned by ${owner.kind} ${ownerNs}/${owner.metadata?.name}: ` +
+        'a namespaced owner can only own objects in its namespace (use ownerLabels instead)',
+    );
+  }
+  const ref = ownerReference(owner, opts);
+  const others = (obj.metadata?.ownerReferences ?? []).filter((r) => r.uid !== ref.uid);
+  return { ...obj, metadata: { ...obj.metadata, ownerReferences: [...others, ref] } };
+}
+
+/** Whether `obj` has an ownerReference to `owner`. */
+export function isOwnedBy(obj: KubeObject, owner: Owner): boolean {
+  const uid = owner.metadata?.uid;
+  return uid !== undefined && (obj.metadata?.ownerReferences ?? []).some((r) => r.uid === uid);
+}

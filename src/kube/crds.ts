@@ -1,0 +1,72 @@
+/**
+ * Installing CustomResourceDefinitions: apply them, then wait until the API server serves them
+ * (the Established condition). Until then, creating a custom resource of the new kind fails.
+ */
+import type { KubeObject } from '../apis/meta.js';
+import type { Applier } from './apply.js';
+import type { KubeClient } from './client.js';
+import { type Clock, sleep, systemClock } from './clock.js';
+import { isNotFound } from './errors.js';
+
+interface CrdStatus {
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+}
+
+const crdResource = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+};
+
+/** Whether the API server has accepted the CRD's names and serves it. */
+export function isEstablished(crd: CrdStatus): boolean {
+  return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+}
+
+/** Why a CRD is not served yet, from its conditions (e.g. a NamesAccepted conflict). */
+export function notEstablishedReason(crd: CrdStatus): string {
+  const bad = crd.status?.conditions?.filter((c) => c.status !== 'True') ?? [];
+  if (bad.length === 0) return 'no Established condition yet';
+  return bad
+    .map((c) => `${c.type}=${c.status}${c.reason ? ` (${c.reason}: ${c.message ?? ''})` : ''}`)
+    .join(', ');
+}
+
+export interface InstallCrdsOptions {
+  clock?: Clock;
+  /** Give up waiting for Established after this long. */
+  timeoutMs?: number;
+  pollMs?: number;
+}
+
+/** Applies `crds` and resolves once every one of them is Established. */
+export async function installCrds(
+  applier: Applier,
+  client: KubeClient,
+  crds: readonly KubeObject[],
+  opts: InstallCrdsOptions = {},
+): Promise<void> {
+  const clock = opts.clock ?? systemClock;
+  for (const crd of crds) await applier.apply(crd);
+  const deadline = clock.now() + (opts.timeoutMs ?? 60_000);
+  const pending = new Set(crds.map((c) => c.metadata?.name ?? ''));
+  for (;;) {
+    const reasons: string[] = [];
+    for (const name of [...pending]) {
+      try {
+        const crd = await client.request<CrdStatus>({
+          path: `/apis/${crdResource.group}/${crdResource.version}/${crdResource.plural}/${name}`,
+        });
+        if (isEstablished(crd)) pending.delete(name);
+        else reasons.push(`${name}: ${notEstablishedReason(crd)}`);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        reasons.push(`${name}: not found`);
+      }
+    }
+    if (pending.size === 0) return;
+    if (clock.now() >= deadline) throw new Error(`CRDs not Established in time: ${reasons.join('; ')}`);
+    await sleep(clock, opts.pollMs ?? 200);
+  }
+}
