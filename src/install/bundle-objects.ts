@@ -1,0 +1,323 @@
+/**
+ * A catalog bundle turned into the typed objects an install is made of. In a file-based catalog
+ * a bundle carries its manifests as `olm.bundle.object` properties, each the base64 of one JSON
+ * or YAML object. Decoding finds the single CSV, classifies every other object by kind, and
+ * rejects what Bosun does not install, naming the bundle, the object and the field, with every
+ * problem found in one pass.
+ */
+import { parseAllDocuments } from 'yaml';
+import type { BundleDoc, BundleObjectProperty, Property } from '../apis/fbc.js';
+import { PropertyType } from '../apis/fbc.js';
+import type { ClusterServiceVersion } from '../apis/operators.js';
+import { fail, ok, type Problem, type Result } from '../util/result.js';
+import { validateInstallStrategy } from './csv.js';
+import { InstallableKinds, type KindInfo, kindInfo, type Resource, splitApiVersion } from './kinds.js';
+
+/** One object of a bundle other than its CSV. */
+export interface BundleObject {
+  group: string;
+  version: string;
+  kind: string;
+  name: string;
+  info: KindInfo;
+  object: Resource;
+}
+
+/** A bundle ready to plan: its CSV and the objects installed beside it. */
+export interface InstallableBundle {
+  /** The bundle's name, which is also its CSV's name. */
+  name: string;
+  package: string;
+  csv: ClusterServiceVersion;
+  objects: BundleObject[];
+  /**
+   * The bundle's properties without its manifests, projected onto the CSV as the
+   * `operatorframework.io/properties` annotation.
+   */
+  properties: Property[];
+}
+
+/** A manifest before classification, and where it came from (for messages). */
+export interface RawManifest {
+  /** e.g. `properties[3]` or `manifests/etcd.crd.yaml`. */
+  at: string;
+  object: unknown;
+}
+
+/** Decodes a catalog bundle whose manifests are inline (`olm.bundle.object`). */
+export function decodeBundle(doc: BundleDoc): Result<InstallableBundle> {
+  const problems: Problem[] = [];
+  const object = bundleLabel(doc.name);
+  const raw: RawManifest[] = [];
+  (doc.properties ?? []).forEach((p, i) => {
+    if (p.type !== PropertyType.BundleObject) return;
+    const decoded = decodeBundleObject(p as Property<BundleObjectProperty>, `properties[${i}]`, object);
+    if (decoded.ok) raw.push(decoded.value);
+    else problems.push(...decoded.errors);
+  });
+  if (raw.length === 0 && problems.length === 0) {
+    problems.push({
+      object,
+      field: 'properties',
+      message:
+        doc.image === ''
+          ? 'has no olm.bundle.object properties, so there is nothing to install'
+          : `has no olm.bundle.object properties; its manifests are in the image ${doc.image}`,
+    });
+  }
+  const classified = classifyManifests(
+    { name: doc.name, package: doc.package, properties: doc.properties ?? [] },
+    raw,
+  );
+  if (!classified.ok) problems.push(...classified.errors);
+  return problems.length > 0 ? fail(problems) : classified;
+}
+
+/**
+ * Classifies manifests however they were read (inline properties, or a bundle image's
+ * `manifests/` directory): exactly one CSV, every other object of a kind Bosun installs.
+ */
+export function classifyManifests(
+  bundle: { name: string; package: string; properties: Property[] },
+  manifests: RawManifest[],
+): Result<InstallableBundle> {
+  const problems: Problem[] = [];
+  const csvs: { at: string; object: Resource }[] = [];
+  const objects: BundleObject[] = [];
+  const seen = new Map<string, string>();
+
+  for (const m of manifests) {
+    const checked = checkManifest(bundle.name, m);
+    if (!checked.ok) {
+      problems.push(...checked.errors);
+      continue;
+    }
+    const o = checked.value;
+    const key = `${o.kind}/${o.name}`;
+    const first = seen.get(key);
+    if (first !== undefined) {
+      problems.push({
+        object: objectLabel(bundle.name, o.kind, o.name),
+        field: 'metadata.name',
+        message: `${m.at} has the same kind and name as ${first}; each object must be unique`,
+      });
+      continue;
+    }
+    seen.set(key, m.at);
+    if (o.info.phase === 'CSV') csvs.push({ at: m.at, object: o.object });
+    else objects.push(o);
+  }
+
+  const csv = pickCSV(bundle.name, csvs, problems);
+  if (problems.length > 0 || csv === undefined) return fail(problems);
+  return ok({
+    name: bundle.name,
+    package: bundle.package,
+    csv,
+    objects,
+    properties: bundle.properties.filter(
+      (p) => p.type !== PropertyType.BundleObject && p.type !== PropertyType.CSVMetadata,
+    ),
+  });
+}
+
+function pickCSV(
+  bundleName: string,
+  csvs: { at: string; object: Resource }[],
+  problems: Problem[],
+): ClusterServiceVersion | undefined {
+  const object = bundleLabel(bundleName);
+  if (csvs.length === 0) {
+    problems.push({
+      object,
+      field: 'properties',
+      message: 'has no ClusterServiceVersion; a bundle needs one',
+    });
+    return undefined;
+  }
+  if (csvs.length > 1) {
+    const where = csvs.map((c) => `${c.object.metadata.name} (${c.at})`).join(', ');
+    problems.push({
+      object,
+      field: 'properties',
+      message: `has ${csvs.length} ClusterServiceVersions: ${where}`,
+    });
+    return undefined;
+  }
+  const only = csvs[0] as { at: string; object: Resource };
+  const csv = only.object as unknown as ClusterServiceVersion;
+  if (csv.metadata.name !== bundleName) {
+    problems.push({
+      object: objectLabel(bundleName, 'ClusterServiceVersion', only.object.metadata.name),
+      field: 'metadata.name',
+      message: `must be the bundle's name, ${bundleName}`,
+    });
+  }
+  problems.push(
+    ...validateInstallStrategy(
+      csv,
+      objectLabel(bundleName, 'ClusterServiceVersion', only.object.metadata.name),
+    ),
+  );
+  return csv;
+}
+
+function decodeBundleObject(
+  p: Property<BundleObjectProperty>,
+  at: string,
+  object: string,
+): Result<RawManifest> {
+  const value = p.value as unknown;
+  const data = isRecord(value) ? value.data : undefined;
+  if (typeof data !== 'string') {
+    const ref = isRecord(value) && typeof value.ref === 'string';
+    return fail([
+      {
+        object,
+        field: `${at}.value.data`,
+        message: ref
+          ? 'refers to a file (ref); only inline data can be installed from a catalog'
+          : 'must be the base64 of a manifest',
+      },
+    ]);
+  }
+  const compact = data.replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 === 1) {
+    return fail([{ object, field: `${at}.value.data`, message: 'is not valid base64' }]);
+  }
+  const text = Buffer.from(compact, 'base64').toString('utf8');
+  // YAML is a superset of JSON, so one parser reads both encodings opm and others write.
+  const docs = parseAllDocuments(text);
+  if (docs.length === 0) {
+    return fail([{ object, field: `${at}.value.data`, message: 'decodes to an empty manifest' }]);
+  }
+  if (docs.length !== 1) {
+    return fail([
+      {
+        object,
+        field: `${at}.value.data`,
+        message: `decodes to ${docs.length} documents; each olm.bundle.object holds one`,
+      },
+    ]);
+  }
+  const doc = docs[0] as (typeof docs)[number];
+  if (doc.errors.length > 0) {
+    return fail([
+      {
+        object,
+        field: `${at}.value.data`,
+        message: `is neither JSON nor YAML: ${doc.errors[0]?.message.split('\n')[0]}`,
+      },
+    ]);
+  }
+  return ok({ at, object: doc.toJS() });
+}
+
+/** Checks one manifest's identity and kind, and normalises it to what an install applies. */
+function checkManifest(bundleName: string, m: RawManifest): Result<BundleObject> {
+  const at = bundleLabel(bundleName);
+  if (!isRecord(m.object)) {
+    return fail([{ object: at, field: m.at, message: 'must be a Kubernetes object (a mapping)' }]);
+  }
+  const { apiVersion, kind } = m.object;
+  const metadata = isRecord(m.object.metadata) ? m.object.metadata : {};
+  const name = metadata.name;
+  const label = objectLabel(
+    bundleName,
+    typeof kind === 'string' ? kind : '?',
+    typeof name === 'string' ? name : '?',
+  );
+  const problems: Problem[] = [];
+  if (typeof apiVersion !== 'string' || apiVersion === '') {
+    problems.push({ object: label, field: 'apiVersion', message: `must be set (${m.at})` });
+  }
+  if (typeof kind !== 'string' || kind === '') {
+    problems.push({ object: label, field: 'kind', message: `must be set (${m.at})` });
+  }
+  if (typeof name !== 'string' || name === '') {
+    problems.push({
+      object: label,
+      field: 'metadata.name',
+      message: `must be set (${m.at}); generateName cannot be applied`,
+    });
+  }
+  for (const field of ['labels', 'annotations'] as const) {
+    if (metadata[field] !== undefined && metadata[field] !== null && !isStringMap(metadata[field])) {
+      problems.push({
+        object: label,
+        field: `metadata.${field}`,
+        message: 'must map strings to strings (quote values like true or 1)',
+      });
+    }
+  }
+  if (problems.length > 0) return fail(problems);
+
+  const { group, version } = splitApiVersion(apiVersion as string);
+  const info = kindInfo(kind as string);
+  if (info === undefined) {
+    const supported = InstallableKinds.map((k) => k.kind).join(', ');
+    return fail([
+      {
+        object: label,
+        field: 'kind',
+        message: `${kind} is not a kind Bosun installs from a bundle; supported: ${supported}`,
+      },
+    ]);
+  }
+  if (info.group !== group) {
+    return fail([
+      {
+        object: label,
+        field: 'apiVersion',
+        message: `${apiVersion} is not where ${kind} is served; expected group ${info.group === '' ? 'core (v1)' : info.group}`,
+      },
+    ]);
+  }
+  if (info.kind === 'CustomResourceDefinition' && version !== 'v1') {
+    return fail([
+      {
+        object: label,
+        field: 'apiVersion',
+        message: `${apiVersion} CRDs are not served by Kubernetes 1.22 and later; convert the CRD to apiextensions.k8s.io/v1`,
+      },
+    ]);
+  }
+  return ok({
+    group,
+    version,
+    kind: info.kind,
+    name: name as string,
+    info,
+    object: normalise(m.object, name as string),
+  });
+}
+
+/**
+ * Keeps what an apply should say about an object: its name, labels and annotations, and its
+ * content. Status, uids, resource versions and timestamps in a bundle are leftovers of the
+ * cluster it was exported from; the namespace is the install's, decided when planning.
+ */
+function normalise(obj: Record<string, unknown>, name: string): Resource {
+  const { status: _status, metadata, apiVersion, kind, ...rest } = obj;
+  const meta = isRecord(metadata) ? metadata : {};
+  const out: Resource = { apiVersion: String(apiVersion), kind: String(kind), metadata: { name }, ...rest };
+  if (isStringMap(meta.labels)) out.metadata.labels = { ...meta.labels };
+  if (isStringMap(meta.annotations)) out.metadata.annotations = { ...meta.annotations };
+  return out;
+}
+
+export function bundleLabel(bundleName: string): string {
+  return `bundle ${bundleName}`;
+}
+
+export function objectLabel(bundleName: string, kind: string, name: string): string {
+  return `bundle ${bundleName}, ${kind}/${name}`;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function isStringMap(v: unknown): v is Record<string, string> {
+  return isRecord(v) && Object.values(v).every((x) => typeof x === 'string');
+}
