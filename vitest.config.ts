@@ -18,6 +18,9 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts'],
           // One control plane for the whole run, started (and built on first use) here.
           globalSetup: ['test/integration/global-setup.ts'],
+          // Files run one after another: each may run its own Bosun manager, and two managers
+          // reconciling the same cluster at once would fight over the same objects.
+          fileParallelism: false,
           testTimeout: 180_000,
           hookTimeout: 3_600_000,
         },

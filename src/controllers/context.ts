@@ -1,0 +1,143 @@
+/**
+ * What every reconciler is given: clients, informer caches, the in-memory catalog store, logging,
+ * metrics and the clock. The manager (src/controllers/manager.ts) builds one ControllerContext
+ * and registers each Controller against it; controllers talk to each other only through API
+ * objects (a Subscription creates an InstallPlan, an InstallPlan creates a CSV, ...).
+ */
+import type { Logger } from 'pino';
+import type { DeclarativeConfig } from '../apis/fbc.js';
+import type { KubeObject } from '../apis/meta.js';
+import type {
+  CatalogSource,
+  ClusterServiceVersion,
+  InstallPlan,
+  OperatorCondition,
+  OperatorGroup,
+  Subscription,
+} from '../apis/operators.js';
+import type { Applier } from '../kube/apply.js';
+import type { KubeClient } from '../kube/client.js';
+import type { Clock } from '../kube/clock.js';
+import type { EventRecorder } from '../kube/events.js';
+import type { Informer } from '../kube/informer.js';
+import type { Reconcile } from '../kube/workqueue.js';
+
+/** Names a CatalogSource. */
+export interface CatalogRef {
+  namespace: string;
+  name: string;
+}
+
+/** The content of one CatalogSource as last fetched, parsed and validated. */
+export interface CatalogSnapshot {
+  ref: CatalogRef;
+  /** `spec.priority`: higher is preferred when several catalogs offer a bundle. */
+  priority: number;
+  config: DeclarativeConfig;
+  /** sha256 of the fetched content; changes exactly when the content does. */
+  digest: string;
+  /** When the content was fetched (clock milliseconds). */
+  fetchedAt: number;
+}
+
+export interface CatalogHealth {
+  ref: CatalogRef;
+  healthy: boolean;
+  /** Why the last fetch failed, naming the source and what to fix. */
+  message?: string;
+  /** When the source was last checked (clock milliseconds). */
+  checkedAt: number;
+}
+
+/**
+ * Catalog content held in the manager's memory (no registry pods): written by the CatalogSource
+ * controller, read by the Subscription and InstallPlan controllers.
+ */
+export interface CatalogStore {
+  get(ref: CatalogRef): CatalogSnapshot | undefined;
+  health(ref: CatalogRef): CatalogHealth | undefined;
+  /** The catalogs a namespace resolves from: its own namespace's and the global namespace's. */
+  visibleFrom(namespace: string): CatalogSnapshot[];
+  /** A bundle by name in one catalog. */
+  findBundle(ref: CatalogRef, bundleName: string): DeclarativeConfig['bundles'][number] | undefined;
+  set(snapshot: CatalogSnapshot): void;
+  setHealth(health: CatalogHealth): void;
+  delete(ref: CatalogRef): void;
+  /** Told whenever a catalog's content or health changes; returns an unsubscribe function. */
+  onChange(listener: (ref: CatalogRef) => void): () => void;
+}
+
+/** A Deployment, CRD or Namespace as plain JSON (only the fields controllers read are typed). */
+export type Deployment = KubeObject & {
+  spec?: { replicas?: number; template?: unknown; selector?: unknown };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    updatedReplicas?: number;
+    readyReplicas?: number;
+    availableReplicas?: number;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+  };
+};
+export type CustomResourceDefinition = KubeObject & {
+  spec?: {
+    group?: string;
+    names?: { kind?: string; plural?: string };
+    versions?: { name: string; served?: boolean; storage?: boolean }[];
+  };
+  status?: {
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    storedVersions?: string[];
+  };
+};
+export type Namespace = KubeObject;
+
+/** Informer caches shared by all controllers (cluster-wide). */
+export interface Informers {
+  catalogSources: Informer<CatalogSource>;
+  subscriptions: Informer<Subscription>;
+  installPlans: Informer<InstallPlan>;
+  csvs: Informer<ClusterServiceVersion>;
+  operatorGroups: Informer<OperatorGroup>;
+  operatorConditions: Informer<OperatorCondition>;
+  /** Only Deployments Bosun manages (label `olm.managed=true`). */
+  deployments: Informer<Deployment>;
+  crds: Informer<CustomResourceDefinition>;
+  namespaces: Informer<Namespace>;
+}
+
+export interface Metrics {
+  /** Counts one finished reconcile of `controller` with its outcome. */
+  reconciled(
+    controller: string,
+    outcome: 'success' | 'requeue' | 'retry' | 'terminal',
+    seconds: number,
+  ): void;
+  /** Records how long one namespace's resolution took. */
+  resolution(seconds: number): void;
+}
+
+export interface ControllerContext {
+  client: KubeClient;
+  applier: Applier;
+  events: EventRecorder;
+  log: Logger;
+  clock: Clock;
+  informers: Informers;
+  catalogs: CatalogStore;
+  /** Catalogs in this namespace are visible from every namespace (OLM's global catalog namespace). */
+  globalNamespace: string;
+  metrics: Metrics;
+}
+
+/**
+ * One reconciler. `watch` subscribes to the informers (and the catalog store) whose changes
+ * should reconcile some key, and calls `enqueue` with that key; `reconcile` does the work for
+ * one key (level-based: read the world, compute, apply, write status only if it changed).
+ */
+export interface Controller {
+  /** Names the controller in logs and metrics, e.g. `subscription`. */
+  name: string;
+  watch(ctx: ControllerContext, enqueue: (key: string) => void): void;
+  reconcile(ctx: ControllerContext): Reconcile;
+}
