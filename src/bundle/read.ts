@@ -1,0 +1,274 @@
+/**
+ * Reading registry+v1 bundles from a directory or an archive into a `Bundle` (not yet validated:
+ * see validate.ts). Reading fails only when the input cannot be understood at all (unreadable
+ * file, YAML syntax error, no annotations, no manifests); every such problem is collected before
+ * failing.
+ */
+import { lstat, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Bundle, BundleAnnotation, type BundleManifest, type KubeManifest } from '../apis/bundle.js';
+import type { Property } from '../apis/fbc.js';
+import { fail, ok, type Problem, type Result } from '../util/result.js';
+import { type FileMap, readArchive } from './archive.js';
+import { labelOf } from './render.js';
+import { isObject, parseYamlOne, parseYamlStream } from './yaml.js';
+
+export { bundleToDoc, type RenderOptions } from './render.js';
+
+const MANIFEST_EXT = /\.(ya?ml|json)$/i;
+
+/** Reads a bundle directory or a `.tar`/`.tar.gz` archive of one. */
+export async function readBundle(path: string): Promise<Result<Bundle>> {
+  let st: Awaited<ReturnType<typeof lstat>>;
+  try {
+    st = await lstat(path);
+  } catch (err) {
+    return fail([{ file: path, message: `cannot read bundle: ${(err as Error).message}` }]);
+  }
+  if (st.isDirectory()) return readBundleDir(path);
+  if (st.isFile()) return readBundleArchive(path);
+  return fail([{ file: path, message: 'a bundle is a directory or a .tar/.tar.gz archive' }]);
+}
+
+export async function readBundleDir(dir: string, opts: ReadOptions = {}): Promise<Result<Bundle>> {
+  const files: FileMap = new Map();
+  const problems: Problem[] = [];
+  for (const sub of ['manifests', 'metadata']) {
+    await collectDir(dir, sub, files, problems);
+  }
+  if (problems.length) return fail(problems);
+  return bundleFromFiles(files, dir, false, opts);
+}
+
+/** Reads the regular files directly under `dir/sub` into `files` as `sub/<name>`; refuses symlinks. */
+async function collectDir(dir: string, sub: string, files: FileMap, problems: Problem[]): Promise<void> {
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = await readdir(join(dir, sub), { withFileTypes: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // reported by bundleFromFiles
+    problems.push({ file: join(dir, sub), message: `cannot read directory: ${(err as Error).message}` });
+    return;
+  }
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  await Promise.all(
+    entries.map(async (e) => {
+      const rel = `${sub}/${e.name}`;
+      if (e.isSymbolicLink()) {
+        problems.push({
+          file: join(dir, rel),
+          message: 'symlinks are not allowed in a bundle; copy the file instead',
+        });
+      } else if (e.isFile()) {
+        files.set(rel, await readFile(join(dir, rel)));
+      }
+    }),
+  );
+}
+
+export async function readBundleArchive(path: string): Promise<Result<Bundle>> {
+  let data: Buffer;
+  try {
+    data = await readFile(path);
+  } catch (err) {
+    return fail([{ file: path, message: `cannot read bundle archive: ${(err as Error).message}` }]);
+  }
+  const read = await readArchive(data, path);
+  if (!read.ok) return fail(read.errors);
+  const files = stripSingleRoot(read.files);
+  return bundleFromFiles(files, path, true);
+}
+
+/** Archives made with `tar czf b.tgz mybundle/` hold `mybundle/manifests/...`: look inside the one root. */
+function stripSingleRoot(files: FileMap): FileMap {
+  const paths = [...files.keys()];
+  if (paths.some((p) => p.startsWith('manifests/') || p.startsWith('metadata/'))) return files;
+  const roots = new Set(paths.map((p) => p.split('/')[0]));
+  if (roots.size !== 1) return files;
+  const root = `${[...roots][0]}/`;
+  return new Map([...files].map(([p, b]) => [p.slice(root.length), b]));
+}
+
+export interface ReadOptions {
+  /** Read as OLM read published operators (see ReadSink); Bosun's own commands read strictly. */
+  lenient?: boolean;
+}
+
+/** Builds a bundle from its files, keyed by path relative to the bundle root. */
+export function bundleFromFiles(
+  files: FileMap,
+  source: string,
+  archive: boolean,
+  opts: ReadOptions = {},
+): Result<Bundle> {
+  const problems: Problem[] = [];
+  const warnings: Problem[] = [];
+  const label = (rel: string) => labelOf({ source, archive }, rel);
+  const text = (rel: string) => files.get(rel)?.toString('utf8');
+
+  const annotationsFile = ['metadata/annotations.yaml', 'metadata/annotations.yml'].find((f) => files.has(f));
+  let annotations: Record<string, string> = {};
+  if (!annotationsFile) {
+    problems.push({
+      file: label('metadata/annotations.yaml'),
+      message: 'missing: a registry+v1 bundle names its package and channels in metadata/annotations.yaml',
+    });
+  } else {
+    annotations = readAnnotations(text(annotationsFile)!, label(annotationsFile), problems, warnings);
+  }
+
+  const manifestsDir = trimDir(annotations[BundleAnnotation.Manifests] ?? 'manifests/');
+  const manifests: BundleManifest[] = [];
+  for (const [rel, data] of [...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (!rel.startsWith(`${manifestsDir}/`) || rel.slice(manifestsDir.length + 1).includes('/')) continue;
+    if (!MANIFEST_EXT.test(rel)) continue;
+    manifests.push(
+      ...parseManifestFile(
+        data.toString('utf8'),
+        rel,
+        label(rel),
+        opts.lenient ? { errors: problems, warnings } : { errors: problems },
+      ),
+    );
+  }
+  if (manifests.length === 0 && !problems.some((p) => p.file?.startsWith(label(manifestsDir)))) {
+    problems.push({
+      file: label(`${manifestsDir}/`),
+      message: 'no manifests found: a bundle needs at least its ClusterServiceVersion',
+    });
+  }
+
+  const metadataFiles: Bundle['metadataFiles'] = {};
+  if (annotationsFile) metadataFiles.annotations = label(annotationsFile);
+  const dependencies = readPropertyList(files, 'dependencies', label, problems, metadataFiles);
+  const properties = readPropertyList(files, 'properties', label, problems, metadataFiles);
+
+  if (problems.length) return fail(problems);
+  const bundle: Bundle = { source, archive, annotations, manifests, dependencies, properties, metadataFiles };
+  if (warnings.length) bundle.warnings = warnings;
+  return ok(bundle);
+}
+
+function trimDir(dir: string): string {
+  return dir.replace(/^\.?\//, '').replace(/\/+$/, '');
+}
+
+function readAnnotations(
+  src: string,
+  file: string,
+  problems: Problem[],
+  warnings: Problem[],
+): Record<string, string> {
+  const parsed = parseYamlOne(src, file);
+  if (!parsed.ok) {
+    problems.push(parsed.problem);
+    return {};
+  }
+  const root = parsed.value;
+  if (!isObject(root) || !isObject(root.annotations)) {
+    problems.push({
+      file,
+      field: 'annotations',
+      message: 'expected a map of annotations under the key "annotations"',
+    });
+    return {};
+  }
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(root.annotations)) {
+    if (typeof v === 'string') out[k] = v;
+    else if (v === null) {
+      // Kubernetes reads a null string as empty; so does opm.
+      out[k] = '';
+      warnings.push({ file, field: `annotations.${k}`, message: 'has no value; read as an empty string' });
+    } else
+      problems.push({ file, field: `annotations.${k}`, message: `must be a string, found ${typeName(v)}` });
+  }
+  return out;
+}
+
+/**
+ * Where reading reports problems. With `warnings`, reading is lenient, as OLM was with published
+ * operators: repeated keys keep their last value and documents that are not Kubernetes objects
+ * are skipped, each reported as a warning instead of failing the bundle.
+ */
+export interface ReadSink {
+  errors: Problem[];
+  warnings?: Problem[];
+}
+
+/** Parses one manifest file; a file may hold several documents, each becoming one object. */
+export function parseManifestFile(src: string, rel: string, file: string, sink: ReadSink): BundleManifest[] {
+  const lenient = sink.warnings;
+  const parsed = parseYamlStream(src, file, lenient ? { onDuplicateKey: (p) => lenient.push(p) } : {});
+  if (!parsed.ok) {
+    sink.errors.push(parsed.problem);
+    return [];
+  }
+  const out: BundleManifest[] = [];
+  const size = Buffer.byteLength(src);
+  const skipped = (p: Problem) =>
+    lenient ? lenient.push({ ...p, message: `${p.message}; the document was skipped` }) : sink.errors.push(p);
+  for (const doc of parsed.docs) {
+    const where = parsed.docs.length > 1 ? `document ${doc.index + 1}: ` : '';
+    if (!isObject(doc.value)) {
+      skipped({ file, message: `${where}expected a Kubernetes object, found ${typeName(doc.value)}` });
+      continue;
+    }
+    const obj = doc.value as KubeManifest;
+    if (typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') {
+      skipped({
+        file,
+        field: typeof obj.apiVersion !== 'string' ? 'apiVersion' : 'kind',
+        message: `${where}a Kubernetes object needs apiVersion and kind`,
+      });
+      continue;
+    }
+    // A multi-document file's size is shared out evenly; only single objects near 1 MiB matter.
+    out.push({ file: rel, doc: doc.index, object: obj, size: Math.ceil(size / parsed.docs.length) });
+  }
+  return out;
+}
+
+function readPropertyList(
+  files: FileMap,
+  key: 'dependencies' | 'properties',
+  label: (rel: string) => string,
+  problems: Problem[],
+  metadataFiles: Bundle['metadataFiles'],
+): Property[] {
+  const rel = [`metadata/${key}.yaml`, `metadata/${key}.yml`].find((f) => files.has(f));
+  if (!rel) return [];
+  const file = label(rel);
+  metadataFiles[key] = file;
+  const parsed = parseYamlOne(files.get(rel)!.toString('utf8'), file);
+  if (!parsed.ok) {
+    problems.push(parsed.problem);
+    return [];
+  }
+  const list = isObject(parsed.value) ? parsed.value[key] : undefined;
+  if (list === undefined || list === null) return [];
+  if (!Array.isArray(list)) {
+    problems.push({ file, field: key, message: `expected a list of {type, value}, found ${typeName(list)}` });
+    return [];
+  }
+  const out: Property[] = [];
+  list.forEach((item, i) => {
+    if (!isObject(item) || typeof item.type !== 'string' || item.type === '' || !('value' in item)) {
+      problems.push({
+        file,
+        field: `${key}[${i}]`,
+        message: 'each entry needs a "type" (string) and a "value"',
+      });
+      return;
+    }
+    out.push({ type: item.type, value: item.value });
+  });
+  return out;
+}
+
+export function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'a list';
+  if (typeof v === 'object') return 'a map';
+  return `a ${typeof v}`;
+}

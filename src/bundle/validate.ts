@@ -1,0 +1,653 @@
+/**
+ * Bundle validation: what `operator-sdk bundle validate` and OLM's install checks would refuse
+ * (errors) or frown upon (warnings). One pass collects every problem, each naming its file,
+ * object and field. Pure: a `Bundle` in, problems out.
+ */
+import {
+  type Bundle,
+  BundleAnnotation,
+  type BundleManifest,
+  BundleMediaType,
+  CSVAnnotation,
+  type KubeManifest,
+  MaxManifestBytes,
+} from '../apis/bundle.js';
+import { type Property, PropertyType } from '../apis/fbc.js';
+import { parseRange, parseVersion } from '../catalog/version.js';
+import type { Problem } from '../util/result.js';
+import {
+  arr,
+  CRDApiVersions,
+  CSVApiVersion,
+  crdGVKs,
+  describe,
+  isCRD,
+  isCSV,
+  kindOf,
+  nameOf,
+  rec,
+  str,
+} from './manifest.js';
+import { dns1123LabelError, dns1123SubdomainError } from './names.js';
+import { labelOf } from './render.js';
+import { isObject } from './yaml.js';
+
+export interface Validation {
+  errors: Problem[];
+  warnings: Problem[];
+}
+
+export interface BundleValidationOptions {
+  /**
+   * The bundle came from a legacy package-manifest folder: it has no annotations (the package
+   * file names package and channels), so annotation checks are skipped.
+   */
+  legacy?: boolean;
+}
+
+/** Kinds OLM knows how to install from a registry+v1 bundle. */
+export const SupportedKinds: ReadonlySet<string> = new Set([
+  'ClusterServiceVersion',
+  'CustomResourceDefinition',
+  'Secret',
+  'ConfigMap',
+  'ServiceAccount',
+  'Service',
+  'Role',
+  'ClusterRole',
+  'RoleBinding',
+  'ClusterRoleBinding',
+  'PrometheusRule',
+  'ServiceMonitor',
+  'PodMonitor',
+  'PodDisruptionBudget',
+  'PriorityClass',
+  'VerticalPodAutoscaler',
+  'NetworkPolicy',
+]);
+
+export const InstallModeTypes = [
+  'OwnNamespace',
+  'SingleNamespace',
+  'MultiNamespace',
+  'AllNamespaces',
+] as const;
+export const WebhookTypes = [
+  'ValidatingAdmissionWebhook',
+  'MutatingAdmissionWebhook',
+  'ConversionWebhook',
+] as const;
+export const DependencyTypes = [
+  PropertyType.GVK,
+  PropertyType.Package,
+  PropertyType.Label,
+  PropertyType.Constraint,
+] as const;
+
+/** Records problems against one file and object, so each check states only the field and message. */
+class Report {
+  constructor(readonly out: Validation) {}
+  at(file: string | undefined, object?: string) {
+    const add = (into: Problem[]) => (field: string | undefined, message: string) => {
+      const p: Problem = { message };
+      if (file) p.file = file;
+      if (object) p.object = object;
+      if (field) p.field = field;
+      into.push(p);
+    };
+    return { error: add(this.out.errors), warn: add(this.out.warnings) };
+  }
+}
+
+export function validateBundle(bundle: Bundle, opts: BundleValidationOptions = {}): Validation {
+  const out: Validation = { errors: [], warnings: [] };
+  const report = new Report(out);
+  if (!opts.legacy) checkAnnotations(bundle, report);
+  checkManifests(bundle, report);
+
+  const csvs = bundle.manifests.filter((m) => isCSV(m.object));
+  if (csvs.length === 0) {
+    report
+      .at(labelOf(bundle, 'manifests/'))
+      .error(undefined, 'the bundle has no ClusterServiceVersion; it needs exactly one');
+  } else if (csvs.length > 1) {
+    const where = csvs.map((m) => `${labelOf(bundle, m.file)} (${describe(m.object)})`).join(', ');
+    report
+      .at(bundle.source)
+      .error(
+        undefined,
+        `the bundle has ${csvs.length} ClusterServiceVersions, it needs exactly one: ${where}`,
+      );
+  }
+  for (const csv of csvs) checkCSV(bundle, csv, report);
+  for (const m of bundle.manifests) if (isCRD(m.object)) checkCRD(bundle, m, report);
+  checkDependencies(bundle, report);
+  checkProperties(bundle, report);
+  return out;
+}
+
+function checkAnnotations(bundle: Bundle, report: Report): void {
+  const file = bundle.metadataFiles.annotations;
+  if (!file) return; // reading already failed without it
+  const { error, warn } = report.at(file);
+  const a = bundle.annotations;
+  const field = (k: string) => `annotations.${k}`;
+  const mediaType = a[BundleAnnotation.MediaType];
+  if (mediaType === undefined)
+    error(field(BundleAnnotation.MediaType), `is required (${BundleMediaType.RegistryV1})`);
+  else if (mediaType !== BundleMediaType.RegistryV1) {
+    error(
+      field(BundleAnnotation.MediaType),
+      `"${mediaType}" is not supported; Bosun installs ${BundleMediaType.RegistryV1} bundles`,
+    );
+  }
+  const pkg = a[BundleAnnotation.Package];
+  if (!pkg)
+    error(field(BundleAnnotation.Package), 'is required: the name of the package the bundle belongs to');
+  else {
+    const bad = dns1123LabelError(pkg);
+    if (bad) error(field(BundleAnnotation.Package), bad);
+  }
+  const channels = (a[BundleAnnotation.Channels] ?? '').split(',').map((c) => c.trim());
+  if (!a[BundleAnnotation.Channels]) {
+    error(
+      field(BundleAnnotation.Channels),
+      'is required: a comma-separated list of the channels the bundle is in',
+    );
+  } else if (channels.some((c) => c === '')) {
+    error(field(BundleAnnotation.Channels), `"${a[BundleAnnotation.Channels]}" has an empty channel name`);
+  }
+  const def = a[BundleAnnotation.DefaultChannel];
+  if (def !== undefined && a[BundleAnnotation.Channels] && !channels.includes(def)) {
+    error(
+      field(BundleAnnotation.DefaultChannel),
+      `"${def}" is not one of the bundle's channels (${channels.join(', ')})`,
+    );
+  }
+  if (def === undefined && channels.length > 1) {
+    warn(field(BundleAnnotation.DefaultChannel), 'is not set although the bundle is in several channels');
+  }
+}
+
+function checkManifests(bundle: Bundle, report: Report): void {
+  for (const m of bundle.manifests) {
+    const kind = kindOf(m.object) ?? '';
+    const { error } = report.at(labelOf(bundle, m.file), describe(m.object));
+    if (!SupportedKinds.has(kind)) {
+      error(
+        'kind',
+        `${kind} is not supported in a registry+v1 bundle (supported: ${[...SupportedKinds].join(', ')})`,
+      );
+    }
+    if (!nameOf(m.object)) error('metadata.name', 'is required');
+    if (m.size > MaxManifestBytes) {
+      error(
+        undefined,
+        `the object is ${m.size} bytes, over the limit of ${MaxManifestBytes} bytes (1 MiB) per object`,
+      );
+    }
+  }
+}
+
+function checkCSV(bundle: Bundle, m: BundleManifest, report: Report): void {
+  const csv = m.object;
+  const file = labelOf(bundle, m.file);
+  const { error, warn } = report.at(file, describe(csv));
+  if (csv.apiVersion !== CSVApiVersion)
+    error('apiVersion', `"${String(csv.apiVersion)}" must be ${CSVApiVersion}`);
+  const name = nameOf(csv);
+  if (name) {
+    const bad = dns1123SubdomainError(name);
+    if (bad) error('metadata.name', bad);
+  }
+  const spec = rec(csv, 'spec');
+  if (!spec) {
+    error('spec', 'is required');
+    return;
+  }
+  const version = spec.version;
+  if (version === undefined) error('spec.version', 'is required: the semver version of this bundle');
+  else if (typeof version !== 'string') {
+    error('spec.version', `must be a string; quote it in YAML ("${String(version)}")`);
+  } else if (!parseVersion(version)) {
+    error('spec.version', `"${version}" is not a semver version (like 1.2.3 or 1.2.3-rc.1)`);
+  }
+  if (spec.replaces !== undefined) {
+    if (typeof spec.replaces !== 'string') error('spec.replaces', 'must be a string (a CSV name)');
+    else if (spec.replaces === name) error('spec.replaces', 'a CSV cannot replace itself');
+  }
+  if (spec.skips !== undefined) {
+    const skips = spec.skips;
+    if (!Array.isArray(skips)) error('spec.skips', 'must be a list of CSV names');
+    else
+      skips.forEach((s, i) => {
+        if (typeof s !== 'string' || s === '') error(`spec.skips[${i}]`, 'must be a CSV name');
+        else if (s === name) error(`spec.skips[${i}]`, 'a CSV cannot skip itself');
+      });
+  }
+  const skipRange = str(csv, 'metadata', 'annotations', CSVAnnotation.SkipRange);
+  if (skipRange !== undefined) {
+    const r = parseRange(skipRange);
+    if (!r.ok) error(`metadata.annotations.${CSVAnnotation.SkipRange}`, r.message);
+  }
+  checkInstallModes(spec, error);
+  const deployments = checkInstall(spec, error, warn);
+  checkOwnedCRDs(bundle, spec, error);
+  checkRequiredAPIs(spec, error);
+  checkWebhooks(spec, deployments, error, warn);
+
+  const minKube = spec.minKubeVersion;
+  if (minKube !== undefined && (typeof minKube !== 'string' || !/^v?\d+\.\d+(\.\d+)?/.test(minKube))) {
+    warn('spec.minKubeVersion', `"${String(minKube)}" is not a Kubernetes version like 1.21.0`);
+  }
+  const examples = str(csv, 'metadata', 'annotations', 'alm-examples');
+  if (examples !== undefined) {
+    try {
+      if (!Array.isArray(JSON.parse(examples)))
+        warn('metadata.annotations.alm-examples', 'should be a JSON list of example objects');
+    } catch {
+      warn('metadata.annotations.alm-examples', 'is not valid JSON');
+    }
+  }
+  const props = str(csv, 'metadata', 'annotations', CSVAnnotation.Properties);
+  if (props !== undefined) {
+    try {
+      JSON.parse(props);
+    } catch {
+      error(`metadata.annotations.${CSVAnnotation.Properties}`, 'is not valid JSON ({"properties": [...]})');
+    }
+  }
+  if (!spec.displayName) warn('spec.displayName', 'is not set; catalogs show the package name instead');
+  if (!spec.description)
+    warn('spec.description', 'is not set; catalogs have nothing to describe the operator with');
+  if (!Array.isArray(spec.icon) || spec.icon.length === 0)
+    warn('spec.icon', 'is not set; catalogs show a placeholder');
+  if (!str(spec, 'provider', 'name')) warn('spec.provider.name', 'is not set');
+}
+
+type Say = (field: string | undefined, message: string) => void;
+
+function checkInstallModes(spec: Record<string, unknown>, error: Say): void {
+  const modes = spec.installModes;
+  if (!Array.isArray(modes) || modes.length === 0) {
+    error(
+      'spec.installModes',
+      `is required: list which of ${InstallModeTypes.join(', ')} the operator supports`,
+    );
+    return;
+  }
+  const seen = new Set<string>();
+  let supported = 0;
+  modes.forEach((m, i) => {
+    const type = str(m, 'type');
+    if (!type || !(InstallModeTypes as readonly string[]).includes(type)) {
+      error(`spec.installModes[${i}].type`, `"${String(type)}" is not one of ${InstallModeTypes.join(', ')}`);
+    } else if (seen.has(type)) error(`spec.installModes[${i}].type`, `${type} is listed twice`);
+    else seen.add(type);
+    const s = isObject(m) ? m.supported : undefined;
+    if (typeof s !== 'boolean') error(`spec.installModes[${i}].supported`, 'must be true or false');
+    else if (s) supported++;
+  });
+  if (supported === 0)
+    error('spec.installModes', 'no install mode is supported, so the operator cannot be installed');
+}
+
+/** Checks the deployment install strategy; returns the deployment names it declares. */
+function checkInstall(spec: Record<string, unknown>, error: Say, warn: Say): Set<string> {
+  const names = new Set<string>();
+  const install = rec(spec, 'install');
+  if (!install) {
+    error('spec.install', 'is required: the deployments and permissions the operator runs with');
+    return names;
+  }
+  if (install.strategy !== 'deployment')
+    error('spec.install.strategy', `"${String(install.strategy)}" is not supported; use "deployment"`);
+  const deployments = arr(install, 'spec', 'deployments');
+  if (!deployments || deployments.length === 0) {
+    error('spec.install.spec.deployments', 'is required: at least one deployment runs the operator');
+  }
+  (deployments ?? []).forEach((d, i) => {
+    const at = `spec.install.spec.deployments[${i}]`;
+    const name = str(d, 'name');
+    if (!name) error(`${at}.name`, 'is required');
+    else {
+      const bad = dns1123SubdomainError(name);
+      if (bad) error(`${at}.name`, bad);
+      if (names.has(name)) error(`${at}.name`, `deployment "${name}" is declared twice`);
+      names.add(name);
+    }
+    const dspec = rec(d, 'spec');
+    if (!dspec) {
+      error(`${at}.spec`, 'is required (an apps/v1 DeploymentSpec)');
+      return;
+    }
+    const matchLabels = rec(dspec, 'selector', 'matchLabels');
+    if (!rec(dspec, 'selector')) error(`${at}.spec.selector`, 'is required');
+    const labels = rec(dspec, 'template', 'metadata', 'labels') ?? {};
+    for (const [k, v] of Object.entries(matchLabels ?? {})) {
+      if (labels[k] !== v)
+        error(`${at}.spec.template.metadata.labels`, `must include the selector's label ${k}=${String(v)}`);
+    }
+    const containers = arr(dspec, 'template', 'spec', 'containers');
+    if (!containers || containers.length === 0) {
+      error(`${at}.spec.template.spec.containers`, 'is required: at least one container');
+    }
+    (containers ?? []).forEach((c, j) => {
+      const cat = `${at}.spec.template.spec.containers[${j}]`;
+      const cname = str(c, 'name');
+      if (!cname) error(`${cat}.name`, 'is required');
+      else if (dns1123LabelError(cname)) error(`${cat}.name`, dns1123LabelError(cname)!);
+      const image = str(c, 'image');
+      if (!image) error(`${cat}.image`, 'is required');
+      else if (/\s/.test(image)) error(`${cat}.image`, `"${image}" is not an image reference`);
+    });
+  });
+  for (const key of ['permissions', 'clusterPermissions'] as const) {
+    const perms = rec(install, 'spec')?.[key];
+    if (perms === undefined) continue;
+    if (!Array.isArray(perms)) {
+      error(`spec.install.spec.${key}`, 'must be a list of {serviceAccountName, rules}');
+      continue;
+    }
+    perms.forEach((p, i) => {
+      const at = `spec.install.spec.${key}[${i}]`;
+      const sa = str(p, 'serviceAccountName');
+      if (!sa) error(`${at}.serviceAccountName`, 'is required');
+      else if (dns1123SubdomainError(sa)) error(`${at}.serviceAccountName`, dns1123SubdomainError(sa)!);
+      const rules = isObject(p) ? p.rules : undefined;
+      if (!Array.isArray(rules)) {
+        error(`${at}.rules`, 'must be a list of policy rules');
+        return;
+      }
+      if (rules.length === 0) warn(`${at}.rules`, 'is empty: the service account gets no permissions');
+      rules.forEach((r, j) => {
+        const rat = `${at}.rules[${j}]`;
+        const verbs = arr(r, 'verbs');
+        if (!verbs || verbs.length === 0) error(`${rat}.verbs`, 'is required: at least one verb');
+        const nonResource = arr(r, 'nonResourceURLs');
+        const resources = arr(r, 'resources');
+        if (nonResource?.length && key === 'permissions') {
+          error(`${rat}.nonResourceURLs`, 'only cluster permissions can grant non-resource URLs');
+        }
+        if (!nonResource?.length && !resources?.length)
+          error(`${rat}.resources`, 'is required (or nonResourceURLs)');
+        if (resources?.length && !arr(r, 'apiGroups'))
+          error(`${rat}.apiGroups`, 'is required with resources ("" is the core group)');
+      });
+    });
+  }
+  return names;
+}
+
+function checkOwnedCRDs(bundle: Bundle, spec: Record<string, unknown>, error: Say): void {
+  const crds = new Map<string, KubeManifest>();
+  for (const m of bundle.manifests)
+    if (isCRD(m.object) && nameOf(m.object)) crds.set(nameOf(m.object)!, m.object);
+  const owned = arr(spec, 'customresourcedefinitions', 'owned') ?? [];
+  const ownedNames = new Set<string>();
+  owned.forEach((o, i) => {
+    const at = `spec.customresourcedefinitions.owned[${i}]`;
+    const name = str(o, 'name');
+    const version = str(o, 'version');
+    const kind = str(o, 'kind');
+    if (!name) error(`${at}.name`, 'is required (plural.group, e.g. widgets.example.com)');
+    if (!version) error(`${at}.version`, 'is required');
+    if (!kind) error(`${at}.kind`, 'is required');
+    if (!name) return;
+    ownedNames.add(name);
+    const crd = crds.get(name);
+    if (!crd) {
+      error(`${at}.name`, `the CSV owns CRD ${name} but the bundle does not contain it; add its manifest`);
+      return;
+    }
+    const gvks = crdGVKs(crd);
+    if (version && !gvks.some((g) => g.version === version)) {
+      error(
+        `${at}.version`,
+        `CRD ${name} has no version ${version} (it has ${gvks.map((g) => g.version).join(', ')})`,
+      );
+    }
+    if (kind && gvks.length && gvks[0]!.kind !== kind)
+      error(`${at}.kind`, `CRD ${name} defines kind ${gvks[0]!.kind}, not ${kind}`);
+  });
+  for (const crdName of crds.keys()) {
+    if (!ownedNames.has(crdName)) {
+      error(
+        'spec.customresourcedefinitions.owned',
+        `CRD ${crdName} is in the bundle but the CSV does not list it as owned`,
+      );
+    }
+  }
+}
+
+function checkRequiredAPIs(spec: Record<string, unknown>, error: Say): void {
+  (arr(spec, 'customresourcedefinitions', 'required') ?? []).forEach((r, i) => {
+    const at = `spec.customresourcedefinitions.required[${i}]`;
+    const name = str(r, 'name');
+    if (!name?.includes('.'))
+      error(`${at}.name`, `"${String(name)}" must be plural.group, e.g. widgets.example.com`);
+    if (!str(r, 'version')) error(`${at}.version`, 'is required');
+    if (!str(r, 'kind')) error(`${at}.kind`, 'is required');
+  });
+  for (const side of ['owned', 'required'] as const) {
+    (arr(spec, 'apiservicedefinitions', side) ?? []).forEach((a, i) => {
+      const at = `spec.apiservicedefinitions.${side}[${i}]`;
+      for (const f of ['group', 'version', 'kind', 'name'])
+        if (!str(a, f)) error(`${at}.${f}`, 'is required');
+      if (side === 'owned' && !str(a, 'deploymentName'))
+        error(`${at}.deploymentName`, 'is required for an owned API service');
+    });
+  }
+}
+
+function checkWebhooks(spec: Record<string, unknown>, deployments: Set<string>, error: Say, warn: Say): void {
+  const hooks = spec.webhookdefinitions;
+  if (hooks === undefined) return;
+  if (!Array.isArray(hooks)) {
+    error('spec.webhookdefinitions', 'must be a list');
+    return;
+  }
+  const owned = new Set((arr(spec, 'customresourcedefinitions', 'owned') ?? []).map((o) => str(o, 'name')));
+  const names = new Set<string>();
+  hooks.forEach((h, i) => {
+    const at = `spec.webhookdefinitions[${i}]`;
+    const type = str(h, 'type');
+    if (!type || !(WebhookTypes as readonly string[]).includes(type)) {
+      error(`${at}.type`, `"${String(type)}" is not one of ${WebhookTypes.join(', ')}`);
+    }
+    const gen = str(h, 'generateName');
+    if (!gen) error(`${at}.generateName`, 'is required');
+    else {
+      if (dns1123SubdomainError(gen)) error(`${at}.generateName`, dns1123SubdomainError(gen)!);
+      if (names.has(gen)) error(`${at}.generateName`, `webhook "${gen}" is declared twice`);
+      names.add(gen);
+    }
+    const dep = str(h, 'deploymentName');
+    if (!dep) error(`${at}.deploymentName`, 'is required: the install deployment that serves the webhook');
+    else if (!deployments.has(dep))
+      error(`${at}.deploymentName`, `"${dep}" is not one of the CSV's install deployments`);
+    const port = isObject(h) ? h.containerPort : undefined;
+    if (
+      port !== undefined &&
+      (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)
+    ) {
+      error(`${at}.containerPort`, `${String(port)} is not a port number (1-65535)`);
+    }
+    const path = str(h, 'webhookPath');
+    if (path !== undefined && !path.startsWith('/'))
+      error(`${at}.webhookPath`, `"${path}" must start with "/"`);
+    const versions = arr(h, 'admissionReviewVersions');
+    if (!versions || versions.length === 0) error(`${at}.admissionReviewVersions`, 'is required, e.g. [v1]');
+    const policy = str(h, 'failurePolicy');
+    if (policy !== undefined && policy !== 'Fail' && policy !== 'Ignore')
+      error(`${at}.failurePolicy`, `"${policy}" is not Fail or Ignore`);
+    if (type === 'ConversionWebhook') {
+      const crds = arr(h, 'conversionCRDs');
+      if (!crds || crds.length === 0)
+        error(`${at}.conversionCRDs`, 'is required: the CRDs this webhook converts');
+      (crds ?? []).forEach((c, j) => {
+        if (typeof c !== 'string' || !owned.has(c)) {
+          error(
+            `${at}.conversionCRDs[${j}]`,
+            `"${String(c)}" is not a CRD the CSV owns; only owned CRDs can be converted`,
+          );
+        }
+      });
+      const modes = (arr(spec, 'installModes') ?? [])
+        .filter((m) => isObject(m) && m.supported === true)
+        .map((m) => str(m, 'type'));
+      if (modes.some((m) => m !== 'AllNamespaces')) {
+        error(
+          `${at}.type`,
+          'a CSV with a conversion webhook must support only the AllNamespaces install mode',
+        );
+      }
+    } else if (type) {
+      const sideEffects = str(h, 'sideEffects');
+      if (sideEffects !== 'None' && sideEffects !== 'NoneOnDryRun') {
+        error(
+          `${at}.sideEffects`,
+          `"${String(sideEffects)}" must be None or NoneOnDryRun for an admission webhook`,
+        );
+      }
+      const rules = arr(h, 'rules');
+      if (!rules || rules.length === 0) warn(`${at}.rules`, 'is empty: the webhook will never be called');
+    }
+  });
+}
+
+function checkCRD(bundle: Bundle, m: BundleManifest, report: Report): void {
+  const crd = m.object;
+  const { error } = report.at(labelOf(bundle, m.file), describe(crd));
+  if (!CRDApiVersions.includes(String(crd.apiVersion))) {
+    error('apiVersion', `"${String(crd.apiVersion)}" must be one of ${CRDApiVersions.join(', ')}`);
+  }
+  const group = str(crd, 'spec', 'group');
+  const plural = str(crd, 'spec', 'names', 'plural');
+  if (!group) error('spec.group', 'is required');
+  if (!plural) error('spec.names.plural', 'is required');
+  if (!str(crd, 'spec', 'names', 'kind')) error('spec.names.kind', 'is required');
+  const name = nameOf(crd);
+  if (group && plural && name && name !== `${plural}.${group}`) {
+    error('metadata.name', `must be ${plural}.${group} (spec.names.plural + "." + spec.group)`);
+  }
+  const isV1 = typeof crd.apiVersion === 'string' && crd.apiVersion === 'apiextensions.k8s.io/v1';
+  const versions = arr(crd, 'spec', 'versions');
+  if (isV1 || versions) {
+    if (!versions || versions.length === 0) error('spec.versions', 'is required: at least one version');
+    else {
+      const storage = versions.filter((v) => isObject(v) && v.storage === true).length;
+      if (storage !== 1)
+        error('spec.versions', `exactly one version must have storage: true, found ${storage}`);
+    }
+  } else if (!str(crd, 'spec', 'version')) error('spec.version', 'is required (or spec.versions)');
+}
+
+function checkDependencies(bundle: Bundle, report: Report): void {
+  const file = bundle.metadataFiles.dependencies;
+  const { error } = report.at(file);
+  bundle.dependencies.forEach((d, i) => {
+    const at = `dependencies[${i}]`;
+    if (!(DependencyTypes as readonly string[]).includes(d.type)) {
+      error(`${at}.type`, `"${d.type}" is not a dependency type (${DependencyTypes.join(', ')})`);
+      return;
+    }
+    checkTypedValue(d, `${at}.value`, error, 'dependency');
+  });
+}
+
+function checkProperties(bundle: Bundle, report: Report): void {
+  const { error } = report.at(bundle.metadataFiles.properties);
+  bundle.properties.forEach((p, i) => {
+    checkTypedValue(p, `properties[${i}].value`, error, 'property');
+  });
+}
+
+/** Checks the value of a known property or dependency type. */
+function checkTypedValue(p: Property, at: string, error: Say, role: 'dependency' | 'property'): void {
+  const v = p.value;
+  switch (p.type) {
+    case PropertyType.GVK:
+      if (
+        !isObject(v) ||
+        typeof v.kind !== 'string' ||
+        !v.kind ||
+        typeof v.version !== 'string' ||
+        !v.version ||
+        typeof v.group !== 'string'
+      ) {
+        error(at, 'an olm.gvk value needs group, version and kind');
+      }
+      return;
+    case PropertyType.Package:
+      if (!isObject(v) || typeof v.packageName !== 'string' || !v.packageName) {
+        error(`${at}.packageName`, 'is required');
+        return;
+      }
+      if (typeof v.version !== 'string') error(`${at}.version`, 'is required');
+      else if (role === 'dependency') {
+        const r = parseRange(v.version);
+        if (!r.ok) error(`${at}.version`, r.message);
+      } else if (!parseVersion(v.version)) error(`${at}.version`, `"${v.version}" is not a semver version`);
+      return;
+    case PropertyType.Label:
+      if (!isObject(v) || typeof v.label !== 'string' || !v.label) error(`${at}.label`, 'is required');
+      return;
+    case PropertyType.Constraint:
+      checkConstraint(v, at, error);
+      return;
+    default:
+      if (v === undefined) error(at, 'is required');
+  }
+}
+
+const CONSTRAINT_KEYS = ['gvk', 'package', 'all', 'any', 'not', 'cel'] as const;
+
+/** An `olm.constraint` has exactly one of gvk/package/all/any/not/cel; compound ones nest. */
+export function checkConstraint(v: unknown, at: string, error: Say): void {
+  if (!isObject(v)) {
+    error(at, 'an olm.constraint value is a map');
+    return;
+  }
+  const present = CONSTRAINT_KEYS.filter((k) => v[k] !== undefined);
+  if (present.length !== 1) {
+    error(
+      at,
+      `an olm.constraint has exactly one of ${CONSTRAINT_KEYS.join(', ')}, found ${present.length ? present.join(', ') : 'none'}`,
+    );
+    return;
+  }
+  const key = present[0]!;
+  const inner = v[key];
+  switch (key) {
+    case 'gvk':
+      checkTypedValue({ type: PropertyType.GVK, value: inner }, `${at}.gvk`, error, 'dependency');
+      return;
+    case 'package': {
+      if (!isObject(inner) || typeof inner.packageName !== 'string' || !inner.packageName) {
+        error(`${at}.package.packageName`, 'is required');
+        return;
+      }
+      if (typeof inner.versionRange !== 'string') error(`${at}.package.versionRange`, 'is required');
+      else {
+        const r = parseRange(inner.versionRange);
+        if (!r.ok) error(`${at}.package.versionRange`, r.message);
+      }
+      return;
+    }
+    case 'cel':
+      if (!isObject(inner) || typeof inner.rule !== 'string' || !inner.rule)
+        error(`${at}.cel.rule`, 'is required');
+      return;
+    default: {
+      const list = isObject(inner) ? inner.constraints : undefined;
+      if (!Array.isArray(list) || list.length === 0) {
+        error(`${at}.${key}.constraints`, 'is required: a non-empty list of constraints');
+        return;
+      }
+      list.forEach((c, i) => {
+        checkConstraint(c, `${at}.${key}.constraints[${i}]`, error);
+      });
+    }
+  }
+}

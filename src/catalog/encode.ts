@@ -1,0 +1,95 @@
+/**
+ * Serialising catalog documents deterministically, in the shapes `opm` writes: YAML documents
+ * each introduced by `---` with keys sorted, or JSON documents indented by four spaces with the
+ * top-level fields in opm's order. Per package the order is the package, its channels by name,
+ * its bundles by name, its deprecations, then other documents by schema.
+ */
+import type { DeclarativeConfig } from '../apis/fbc.js';
+import { toYaml } from '../bundle/yaml.js';
+
+export const CatalogFormat = {
+  YAML: 'yaml',
+  JSON: 'json',
+} as const;
+export type CatalogFormat = (typeof CatalogFormat)[keyof typeof CatalogFormat];
+
+export const catalogFileName = (format: CatalogFormat): string => `catalog.${format}`;
+
+/** Documents that belong to no package (an `olm.*` extension without `package`) go here, as opm does. */
+export const GlobalPackageDir = '__global';
+
+type Doc = Record<string, unknown>;
+
+const byName = (a: { name?: unknown }, b: { name?: unknown }) => {
+  const x = String(a.name ?? '');
+  const y = String(b.name ?? '');
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+/** Documents grouped by package (sorted by package name), each group in write order. */
+export function documentsByPackage(cfg: DeclarativeConfig): Map<string, Doc[]> {
+  const groups = new Map<string, { pkg: Doc[]; ch: Doc[]; b: Doc[]; dep: Doc[]; other: Doc[] }>();
+  const group = (name: string) => {
+    let g = groups.get(name);
+    if (!g) {
+      g = { pkg: [], ch: [], b: [], dep: [], other: [] };
+      groups.set(name, g);
+    }
+    return g;
+  };
+  for (const p of cfg.packages) group(String(p.name ?? '')).pkg.push(p as unknown as Doc);
+  for (const c of cfg.channels) group(String(c.package ?? '')).ch.push(c as unknown as Doc);
+  for (const b of cfg.bundles) group(String(b.package ?? '')).b.push(b as unknown as Doc);
+  for (const d of cfg.deprecations) group(String(d.package ?? '')).dep.push(d as unknown as Doc);
+  for (const o of cfg.others) group(typeof o.package === 'string' ? o.package : '').other.push(o as Doc);
+  const out = new Map<string, Doc[]>();
+  for (const name of [...groups.keys()].sort()) {
+    const g = groups.get(name)!;
+    const others = [...g.other].sort((a, b) =>
+      String(a.schema) < String(b.schema) ? -1 : String(a.schema) > String(b.schema) ? 1 : 0,
+    );
+    out.set(name || GlobalPackageDir, [
+      ...g.pkg,
+      ...g.ch.sort(byName),
+      ...g.b.sort(byName),
+      ...g.dep,
+      ...others,
+    ]);
+  }
+  return out;
+}
+
+export function encodeDocuments(docs: Doc[], format: CatalogFormat): string {
+  if (format === CatalogFormat.YAML) return docs.map((d) => `---\n${toYaml(d)}`).join('');
+  return docs.map((d) => `${JSON.stringify(orderTopLevel(d), null, 4)}\n`).join('');
+}
+
+export function encodeConfig(cfg: DeclarativeConfig, format: CatalogFormat): string {
+  return encodeDocuments([...documentsByPackage(cfg).values()].flat(), format);
+}
+
+/** opm's struct field order for the top level of each schema; unknown keys follow, sorted. */
+const FIELD_ORDER: Record<string, string[]> = {
+  'olm.package': ['schema', 'name', 'defaultChannel', 'icon', 'description', 'properties'],
+  'olm.channel': ['schema', 'name', 'package', 'entries', 'properties'],
+  'olm.bundle': ['schema', 'name', 'package', 'image', 'properties', 'relatedImages'],
+  'olm.deprecations': ['schema', 'package', 'entries'],
+};
+const ENTRY_ORDER = ['name', 'replaces', 'skips', 'skipRange'];
+
+function orderTopLevel(doc: Doc): Doc {
+  const order = FIELD_ORDER[String(doc.schema)];
+  if (!order) return doc;
+  const out = reorder(doc, order);
+  if (doc.schema === 'olm.channel' && Array.isArray(out.entries)) {
+    out.entries = out.entries.map((e) => (e && typeof e === 'object' ? reorder(e as Doc, ENTRY_ORDER) : e));
+  }
+  return out;
+}
+
+function reorder(obj: Doc, order: string[]): Doc {
+  const out: Doc = {};
+  for (const k of order) if (obj[k] !== undefined) out[k] = obj[k];
+  for (const k of Object.keys(obj).sort()) if (!(k in out) && obj[k] !== undefined) out[k] = obj[k];
+  return out;
+}

@@ -1,0 +1,114 @@
+/**
+ * Writing catalogs: one file per package, `<catalog>/<pkg>/catalog.yaml` (or `.json`), content
+ * from encode.ts, so the same catalog always produces the same bytes.
+ *
+ * A write is all or nothing. Every new file is first written beside its target under a temporary
+ * name; only when all of them are on disk are existing files moved aside and the new ones renamed
+ * into place (rename is atomic within a filesystem). If any step fails, what was moved aside is
+ * moved back and the temporary files are removed, so a failed command leaves the catalog as it
+ * was.
+ */
+import { randomBytes } from 'node:crypto';
+import * as nodefs from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { DeclarativeConfig } from '../apis/fbc.js';
+import { type CatalogFormat, catalogFileName, documentsByPackage, encodeDocuments } from './encode.js';
+
+/** The catalog's files as they should be: path relative to the catalog root → content. */
+export function renderCatalogFiles(
+  cfg: DeclarativeConfig,
+  format: CatalogFormat,
+  only?: ReadonlySet<string>,
+): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const [pkg, docs] of documentsByPackage(cfg)) {
+    if (only && !only.has(pkg)) continue;
+    files.set(join(pkg, catalogFileName(format)), encodeDocuments(docs, format));
+  }
+  return files;
+}
+
+/** One change to a file under the catalog root: new content, or `null` to remove it. */
+export interface FileChange {
+  path: string;
+  content: string | null;
+}
+
+/** The filesystem calls a commit makes; tests substitute failing ones to prove the rollback. */
+export interface CommitFs {
+  mkdir: (path: string, opts: { recursive: true }) => Promise<unknown>;
+  writeFile: (path: string, data: string) => Promise<void>;
+  rename: (from: string, to: string) => Promise<void>;
+  rm: (path: string, opts: { force: true }) => Promise<void>;
+  exists: (path: string) => Promise<boolean>;
+}
+
+const realFs: CommitFs = {
+  mkdir: (p, o) => nodefs.mkdir(p, o),
+  writeFile: (p, d) => nodefs.writeFile(p, d),
+  rename: (a, b) => nodefs.rename(a, b),
+  rm: (p, o) => nodefs.rm(p, o),
+  exists: async (p) => {
+    try {
+      await nodefs.lstat(p);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+};
+
+const sidecar = (path: string, tag: string) =>
+  join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.${tag}`);
+
+/** Applies `changes` under `root` all together, or not at all (see the module comment). */
+export async function commitFiles(root: string, changes: FileChange[], fs: CommitFs = realFs): Promise<void> {
+  const staged: { target: string; tmp: string }[] = [];
+  const movedAside: { target: string; backup: string }[] = [];
+  const installed: string[] = [];
+  try {
+    for (const c of changes) {
+      if (c.content === null) continue;
+      const target = join(root, c.path);
+      await fs.mkdir(dirname(target), { recursive: true });
+      const tmp = sidecar(target, 'tmp');
+      staged.push({ target, tmp });
+      await fs.writeFile(tmp, c.content);
+    }
+    for (const c of changes) {
+      const target = join(root, c.path);
+      if (!(await fs.exists(target))) continue;
+      const backup = sidecar(target, 'bak');
+      await fs.rename(target, backup);
+      movedAside.push({ target, backup });
+    }
+    for (const s of staged) {
+      await fs.rename(s.tmp, s.target);
+      installed.push(s.target);
+    }
+  } catch (err) {
+    for (const t of installed) await fs.rm(t, { force: true }).catch(() => {});
+    for (const m of movedAside.reverse()) await fs.rename(m.backup, m.target).catch(() => {});
+    for (const s of staged) await fs.rm(s.tmp, { force: true }).catch(() => {});
+    throw new Error(`writing the catalog failed, nothing was changed: ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  for (const m of movedAside) await fs.rm(m.backup, { force: true }).catch(() => {});
+}
+
+/**
+ * Writes the packages of `cfg` named in `packages` (all when omitted) as one file each, and
+ * removes `remove` (files whose documents now live in those package files).
+ */
+export async function writeCatalog(
+  root: string,
+  cfg: DeclarativeConfig,
+  opts: { format: CatalogFormat; packages?: ReadonlySet<string>; remove?: string[]; fs?: CommitFs },
+): Promise<string[]> {
+  const files = renderCatalogFiles(cfg, opts.format, opts.packages);
+  const changes: FileChange[] = [...files].map(([path, content]) => ({ path, content }));
+  for (const r of opts.remove ?? []) if (!files.has(r)) changes.push({ path: r, content: null });
+  await commitFiles(root, changes, opts.fs);
+  return [...files.keys()];
+}
