@@ -1,0 +1,256 @@
+/**
+ * CatalogSource controller: fetches a catalog's FBC content, validates it, keeps it in the
+ * CatalogStore (no registry pods) and reports how that went in the CatalogSource's status.
+ *
+ * Steps per reconcile: read the CatalogSource → poll interval → fetch (configmap | http) →
+ * parse + validate → store content and health → write status if it changed → requeue after the
+ * poll interval. A failed fetch keeps the last good content in the store (Subscriptions keep
+ * resolving against it) but marks the catalog unhealthy, which Subscriptions show as
+ * CatalogSourcesUnhealthy; the next good fetch clears it.
+ */
+import { type CatalogSource, DefaultRegistryPollInterval, SourceType } from '../apis/operators.js';
+import { objectPath } from '../kube/client.js';
+import { splitKey } from '../kube/cache.js';
+import { formatTime, statusChanged } from '../kube/conditions.js';
+import { formatApiError, isNotFound, parseApiError } from '../kube/errors.js';
+import type { ReconcileResult } from '../kube/workqueue.js';
+import {
+  CatalogSourceConditionReason,
+  catalogSourceHeartbeats,
+  catalogSourceStatus,
+  type ParsedCatalog,
+  parseCatalogFiles,
+  parseGoDuration,
+  type SyncOutcome,
+} from './catalogsource-content.js';
+import type { CatalogRef, Controller, ControllerContext } from './context.js';
+
+/** A failing source is retried this often (or at its poll interval, if that is sooner). */
+const failureRetryMs = 10_000;
+/** How long one HTTP fetch may take. */
+const httpTimeoutMs = 30_000;
+const defaultPollMs = parseGoDuration(DefaultRegistryPollInterval)!;
+
+interface ConfigMap {
+  metadata: { name: string; namespace: string; uid?: string; resourceVersion?: string };
+  data?: Record<string, string>;
+}
+
+type Fetched =
+  | { ok: true; parsed: ParsedCatalog; address?: string; configMap?: ConfigMap }
+  | { ok: false; reason: CatalogSourceConditionReason; message: string; address?: string };
+
+export const catalogSourceController: Controller = {
+  name: 'catalogsource',
+  watch(ctx, enqueue) {
+    ctx.informers.catalogSources.on({
+      add: (cs) => enqueue(keyOf(cs)),
+      // Status writes (our own) do not change the generation; only spec changes need a new fetch.
+      update: (old, cs) => {
+        if (old.metadata.generation !== cs.metadata.generation) enqueue(keyOf(cs));
+      },
+      delete: (cs) => enqueue(keyOf(cs)),
+    });
+  },
+  reconcile(ctx) {
+    return async (key) => reconcileCatalogSource(ctx, key);
+  },
+};
+
+function keyOf(cs: CatalogSource): string {
+  return `${cs.metadata.namespace}/${cs.metadata.name}`;
+}
+
+async function reconcileCatalogSource(
+  ctx: ControllerContext,
+  key: string,
+): Promise<ReconcileResult | undefined> {
+  const { namespace = '', name } = splitKey(key);
+  const ref: CatalogRef = { namespace, name };
+  const cs = ctx.informers.catalogSources.get(key);
+  if (!cs || cs.metadata.deletionTimestamp) {
+    ctx.catalogs.delete(ref);
+    return undefined;
+  }
+
+  const interval = pollInterval(cs);
+  const fetched = await fetchCatalog(ctx, cs);
+  const at = ctx.clock.now();
+  let outcome: SyncOutcome;
+  let contentChanged = false;
+  if (fetched.ok && fetched.parsed.ok) {
+    const { config, digest } = fetched.parsed;
+    const previous = ctx.catalogs.get(ref);
+    const priority = cs.spec.priority ?? 0;
+    // Keep the old snapshot (and its fetchedAt) when nothing changed, so listeners stay quiet.
+    if (previous?.digest !== digest || previous.priority !== priority) {
+      contentChanged = true;
+      ctx.catalogs.set({ ref, priority, config, digest, fetchedAt: at });
+      ctx.log.info({ digest, bundles: config.bundles.length }, 'catalog content loaded');
+      void ctx.events.normal(
+        cs,
+        'CatalogSynced',
+        `loaded ${config.packages.length} packages, ${config.bundles.length} bundles`,
+      );
+    }
+    ctx.catalogs.setHealth({ ref, healthy: true, checkedAt: at });
+    const cm = fetched.configMap;
+    outcome = {
+      ok: true,
+      at,
+      address: fetched.address,
+      packages: config.packages.length,
+      bundles: config.bundles.length,
+      ...(cm
+        ? {
+            configMap: {
+              name: cm.metadata.name,
+              namespace: cm.metadata.namespace,
+              uid: cm.metadata.uid,
+              resourceVersion: cm.metadata.resourceVersion,
+              lastUpdateTime: formatTime(at),
+            },
+          }
+        : {}),
+    };
+  } else {
+    const failure = fetched.ok
+      ? {
+          reason: CatalogSourceConditionReason.InvalidCatalog,
+          message: (fetched.parsed as { message: string }).message,
+        }
+      : { reason: fetched.reason, message: fetched.message };
+    ctx.catalogs.setHealth({ ref, healthy: false, message: failure.message, checkedAt: at });
+    ctx.log.info({ reason: failure.reason, message: failure.message }, 'catalog source unhealthy');
+    void ctx.events.warning(cs, failure.reason, failure.message);
+    outcome = { ok: false, at, address: fetched.address, ...failure };
+  }
+
+  const status = catalogSourceStatus(cs, outcome);
+  if (!interval.ok) status.message = interval.message;
+  if (contentChanged || statusChanged(cs.status, status, catalogSourceHeartbeats)) {
+    await ctx.applier.applyStatus<CatalogSource>({
+      apiVersion: cs.apiVersion,
+      kind: cs.kind,
+      metadata: { name, namespace },
+      spec: cs.spec,
+      status,
+    });
+  }
+  if (cs.spec.sourceType === SourceType.Grpc) return undefined; // nothing to poll until grpc lands
+  return { requeueAfter: outcome.ok ? interval.ms : Math.min(interval.ms, failureRetryMs) };
+}
+
+/** `spec.updateStrategy.registryPoll.interval`, or OLM's default when it is missing or does not parse. */
+function pollInterval(
+  cs: CatalogSource,
+): { ok: true; ms: number } | { ok: false; ms: number; message: string } {
+  const text = cs.spec.updateStrategy?.registryPoll?.interval;
+  if (text === undefined) return { ok: true, ms: defaultPollMs };
+  const ms = parseGoDuration(text);
+  if (ms === undefined || ms <= 0) {
+    return {
+      ok: false,
+      ms: defaultPollMs,
+      message: `spec.updateStrategy.registryPoll.interval: "${text}" is not a Go duration like 30s, 10m or 1h30m; polling every ${DefaultRegistryPollInterval}`,
+    };
+  }
+  return { ok: true, ms };
+}
+
+async function fetchCatalog(ctx: ControllerContext, cs: CatalogSource): Promise<Fetched> {
+  const { namespace, name } = cs.metadata;
+  switch (cs.spec.sourceType) {
+    case SourceType.ConfigMap:
+    case SourceType.Internal:
+      return fetchConfigMap(ctx, namespace ?? '', cs.spec.configMap);
+    case SourceType.Http:
+      return fetchHttp(cs.spec.address);
+    case SourceType.Grpc:
+      return {
+        ok: false,
+        reason: CatalogSourceConditionReason.SourceTypeNotSupported,
+        message:
+          `CatalogSource ${namespace}/${name}: sourceType grpc (catalog images and registry addresses) is not supported yet; ` +
+          'serve the catalog with `bosun catalog serve` and use sourceType http, or put it in a ConfigMap (sourceType configmap)',
+        address: cs.spec.image ?? cs.spec.address,
+      };
+    default:
+      return {
+        ok: false,
+        reason: CatalogSourceConditionReason.SpecInvalidError,
+        message: `spec.sourceType: "${String(cs.spec.sourceType)}" is not one of configmap, http, grpc`,
+      };
+  }
+}
+
+const configMapResource = { group: '', version: 'v1', plural: 'configmaps', namespaced: true };
+
+async function fetchConfigMap(
+  ctx: ControllerContext,
+  namespace: string,
+  name: string | undefined,
+): Promise<Fetched> {
+  if (!name) {
+    return {
+      ok: false,
+      reason: CatalogSourceConditionReason.SpecInvalidError,
+      message: 'spec.configMap: sourceType configmap needs the name of a ConfigMap in the same namespace',
+    };
+  }
+  const where = `ConfigMap ${namespace}/${name}`;
+  let cm: ConfigMap;
+  try {
+    cm = await ctx.client.request<ConfigMap>({ path: objectPath(configMapResource, name, namespace) });
+  } catch (err) {
+    const apiError = parseApiError(err);
+    if (!apiError) throw err;
+    const message = isNotFound(err)
+      ? `${where} (spec.configMap) does not exist: create it with FBC documents in its data, or fix spec.configMap`
+      : `${where}: ${formatApiError(apiError)}`;
+    return { ok: false, reason: CatalogSourceConditionReason.ConfigMapError, message };
+  }
+  const files = Object.entries(cm.data ?? {}).map(([key, text]) => ({ name: `${where} data.${key}`, text }));
+  if (files.length === 0) {
+    return {
+      ok: false,
+      reason: CatalogSourceConditionReason.ConfigMapError,
+      message: `${where} has no data: put the catalog's FBC documents under any key`,
+    };
+  }
+  return { ok: true, parsed: parseCatalogFiles(files, where), configMap: cm };
+}
+
+async function fetchHttp(address: string | undefined): Promise<Fetched> {
+  if (!address || !/^https?:\/\//.test(address)) {
+    return {
+      ok: false,
+      reason: CatalogSourceConditionReason.SpecInvalidError,
+      message: `spec.address: sourceType http needs an http:// or https:// URL serving FBC, found ${JSON.stringify(address ?? '')}`,
+      address,
+    };
+  }
+  let text: string;
+  try {
+    const res = await fetch(address, { signal: AbortSignal.timeout(httpTimeoutMs) });
+    text = await res.text();
+    if (!res.ok) {
+      return {
+        ok: false,
+        reason: CatalogSourceConditionReason.RegistryServerError,
+        message: `GET ${address}: HTTP ${res.status} ${res.statusText}`.trim(),
+        address,
+      };
+    }
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    const why = cause?.code ?? cause?.message ?? (err as Error).message;
+    return {
+      ok: false,
+      reason: CatalogSourceConditionReason.RegistryServerError,
+      message: `GET ${address}: ${why}`,
+      address,
+    };
+  }
+  return { ok: true, parsed: parseCatalogFiles([{ name: address, text }], address), address };
+}
