@@ -1,0 +1,299 @@
+/**
+ * Subscription controller. The key is a namespace: like OLM, Bosun resolves all Subscriptions of
+ * a namespace together, since they share installed operators and the one-bundle-per-package and
+ * one-provider-per-API rules.
+ *
+ * Steps per reconcile: read the namespace (Subscriptions, CSVs, visible catalogs) → resolve →
+ * create generated Subscriptions for uncovered dependencies → create one InstallPlan per
+ * Subscription that needs an install or upgrade (deterministic name, own approval) → write each
+ * Subscription's status if it changed.
+ *
+ * InstallPlans are created, never applied: an admin approving a Manual plan edits
+ * `spec.approved`, and re-applying the desired plan would undo that.
+ */
+import { SubscriptionConditionReason } from '../apis/conditions.js';
+import {
+  type CatalogSource,
+  type InstallPlan,
+  Resources,
+  type Subscription,
+  type SubscriptionCatalogHealth,
+} from '../apis/operators.js';
+import { withOwner } from '../kube/apply.js';
+import { collectionPath } from '../kube/client.js';
+import { formatTime, statusChanged } from '../kube/conditions.js';
+import { isAlreadyExists } from '../kube/errors.js';
+import { explainText, resolve } from '../resolver/index.js';
+import type { ResolutionResult, SubscriptionOutcome } from '../resolver/types.js';
+import type { Controller, ControllerContext } from './context.js';
+import {
+  type CatalogState,
+  desiredInstallPlan,
+  type GeneratedSubscription,
+  generatedSubscriptions,
+  installPlanName,
+  resolutionInput,
+  type StatusInput,
+  subscriptionStatus,
+} from './subscription-plan.js';
+
+/** Condition messages are shown by `kubectl describe`; the full explanation stays readable below this. */
+const maxMessageLength = 8000;
+
+export const subscriptionController: Controller = {
+  name: 'subscription',
+  watch(ctx, enqueue) {
+    const byNamespace = { add: enqueueNs, update: (_: unknown, o: Obj) => enqueueNs(o), delete: enqueueNs };
+    type Obj = { metadata?: { namespace?: string } };
+    function enqueueNs(o: Obj): void {
+      if (o.metadata?.namespace) enqueue(o.metadata.namespace);
+    }
+    ctx.informers.subscriptions.on(byNamespace);
+    ctx.informers.csvs.on(byNamespace);
+    ctx.informers.installPlans.on(byNamespace);
+    ctx.informers.operatorGroups.on(byNamespace);
+    // A catalog's content or health changed: every namespace that can see it resolves again.
+    const catalogChanged = (namespace: string) => {
+      if (namespace !== ctx.globalNamespace) {
+        enqueue(namespace);
+        return;
+      }
+      const namespaces = new Set(ctx.informers.subscriptions.list().map((s) => s.metadata.namespace!));
+      for (const ns of namespaces) enqueue(ns);
+    };
+    ctx.catalogs.onChange((ref) => catalogChanged(ref.namespace));
+    ctx.informers.catalogSources.on({
+      add: (cs) => catalogChanged(cs.metadata.namespace!),
+      delete: (cs) => catalogChanged(cs.metadata.namespace!),
+    });
+  },
+  reconcile(ctx) {
+    return async (namespace) => {
+      await reconcileNamespace(ctx, namespace);
+    };
+  },
+};
+
+async function reconcileNamespace(ctx: ControllerContext, namespace: string): Promise<void> {
+  const subs = ctx.informers.subscriptions.list(namespace).filter((s) => !s.metadata.deletionTimestamp);
+  if (subs.length === 0) return;
+  const csvs = ctx.informers.csvs.list(namespace);
+  const catalogs = ctx.catalogs.visibleFrom(namespace);
+  const now = ctx.clock.now();
+
+  // Resolve once every catalog the Subscriptions name has been read at least once; before that a
+  // "no such catalog" failure would only be the manager starting up.
+  const syncing = subs.some((s) => {
+    const ref = { namespace: s.spec.sourceNamespace, name: s.spec.source };
+    return (
+      ctx.informers.catalogSources.get(`${ref.namespace}/${ref.name}`) !== undefined &&
+      !ctx.catalogs.get(ref) &&
+      !ctx.catalogs.health(ref)
+    );
+  });
+  let result: ResolutionResult | undefined;
+  if (!syncing) {
+    const input = resolutionInput(namespace, subs, csvs, catalogs);
+    const started = performance.now();
+    result = resolve(input);
+    if (result.ok && result.steps.some((s) => s.reason === 'dependency')) {
+      // The explanation says which bundle needs each dependency (for inherited approvals).
+      result = resolve(input, { explain: true });
+    }
+    ctx.metrics.resolution((performance.now() - started) / 1000);
+  }
+
+  if (result?.ok) {
+    for (const g of generatedSubscriptions(result, subs))
+      await createGeneratedSubscription(ctx, namespace, g);
+  }
+
+  const installPlans = new Map<string, InstallPlan>();
+  if (result?.ok) {
+    for (const outcome of result.subscriptions) {
+      const sub = subs.find((s) => s.metadata.name === outcome.subscription);
+      if (!sub) continue;
+      const ip = await ensureInstallPlan(ctx, sub, outcome);
+      if (ip) installPlans.set(outcome.subscription, ip);
+    }
+  }
+
+  const csvByName = new Map(csvs.map((c) => [c.metadata.name!, c]));
+  const health = catalogHealth(ctx, namespace, now);
+  for (const sub of subs) {
+    const name = sub.metadata.name!;
+    const resolution = subscriptionResolution(result, name);
+    const ip =
+      installPlans.get(name) ??
+      (sub.status?.installPlanRef?.name
+        ? ctx.informers.installPlans.get(`${namespace}/${sub.status.installPlanRef.name}`)
+        : undefined);
+    const input: StatusInput = {
+      sub,
+      now,
+      resolution,
+      catalogHealth: health,
+      catalog: catalogState(ctx, sub),
+      ...(ip ? { installPlan: ip } : {}),
+      csvs: csvByName,
+    };
+    const status = subscriptionStatus(input);
+    if (!statusChanged(sub.status, status)) continue;
+    ctx.log.debug(
+      { subscription: name, state: status.state, currentCSV: status.currentCSV },
+      'subscription status',
+    );
+    await ctx.applier.applyStatus<Subscription>({
+      apiVersion: sub.apiVersion,
+      kind: sub.kind,
+      metadata: { name, namespace },
+      spec: sub.spec,
+      status,
+    });
+  }
+  if (result && !result.ok) {
+    for (const sub of subs) void ctx.events.warning(sub, 'ResolutionFailed', result.message);
+  }
+}
+
+function subscriptionResolution(
+  result: ResolutionResult | undefined,
+  name: string,
+): StatusInput['resolution'] {
+  if (!result) return { ok: 'skipped' };
+  if (!result.ok) {
+    const reason =
+      result.reason === 'ConstraintsNotSatisfiable'
+        ? SubscriptionConditionReason.ConstraintsNotSatisfiable
+        : SubscriptionConditionReason.ErrorPreventedResolution;
+    let message = explainText(result);
+    if (message.length > maxMessageLength) message = `${message.slice(0, maxMessageLength - 3)}...`;
+    return { ok: false, reason, message };
+  }
+  const outcome = result.subscriptions.find((o) => o.subscription === name);
+  return outcome ? { ok: true, outcome } : { ok: 'skipped' };
+}
+
+/** Finds or creates the InstallPlan for the Subscription's target; none when nothing is to be installed. */
+async function ensureInstallPlan(
+  ctx: ControllerContext,
+  sub: Subscription,
+  outcome: SubscriptionOutcome,
+): Promise<InstallPlan | undefined> {
+  const namespace = sub.metadata.namespace!;
+  const name = installPlanName(namespace, sub.metadata.name!, outcome.bundle);
+  const existing = ctx.informers.installPlans.get(`${namespace}/${name}`);
+  if (existing || outcome.state === 'at-latest') return existing;
+  const generation =
+    Math.max(0, ...ctx.informers.installPlans.list(namespace).map((ip) => ip.spec.generation ?? 0)) + 1;
+  const desired = withOwner(desiredInstallPlan(sub, outcome, generation), sub, {
+    controller: false,
+    blockOwnerDeletion: false,
+  });
+  try {
+    const created = await ctx.client.request<InstallPlan>({
+      method: 'POST',
+      path: collectionPath(Resources.InstallPlan, namespace),
+      body: desired,
+    });
+    ctx.log.info(
+      { installPlan: name, csv: outcome.bundle, approval: desired.spec.approval },
+      'installplan created',
+    );
+    void ctx.events.normal(
+      sub,
+      'InstallPlanCreated',
+      `InstallPlan ${name} created for ${outcome.bundle} (${desired.spec.approval})`,
+    );
+    return created;
+  } catch (err) {
+    // Made by an earlier run whose informer event has not arrived yet: the same plan.
+    if (!isAlreadyExists(err)) throw err;
+    return ctx.client.request<InstallPlan>({
+      path: `${collectionPath(Resources.InstallPlan, namespace)}/${name}`,
+    });
+  }
+}
+
+async function createGeneratedSubscription(
+  ctx: ControllerContext,
+  namespace: string,
+  g: GeneratedSubscription,
+): Promise<void> {
+  if (ctx.informers.subscriptions.get(`${namespace}/${g.name}`)) return;
+  const body: Subscription = {
+    apiVersion: `${Resources.Subscription.group}/${Resources.Subscription.version}`,
+    kind: 'Subscription',
+    metadata: { name: g.name, namespace },
+    spec: {
+      name: g.package,
+      channel: g.channel,
+      source: g.source,
+      sourceNamespace: g.sourceNamespace,
+      installPlanApproval: g.approval,
+    },
+  };
+  try {
+    await ctx.client.request({
+      method: 'POST',
+      path: collectionPath(Resources.Subscription, namespace),
+      body,
+    });
+    ctx.log.info(
+      { subscription: g.name, package: g.package, requiredBy: g.requiredBy },
+      'dependency subscription created',
+    );
+    const by = g.requiredBy ? ctx.informers.subscriptions.get(`${namespace}/${g.requiredBy}`) : undefined;
+    if (by) {
+      void ctx.events.normal(
+        by,
+        'DependencySubscriptionCreated',
+        `Subscription ${g.name} created for dependency ${g.package}`,
+      );
+    }
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+}
+
+/** Every CatalogSource the namespace can see, with its health. */
+function catalogHealth(ctx: ControllerContext, namespace: string, now: number): SubscriptionCatalogHealth[] {
+  const sources: CatalogSource[] = [...ctx.informers.catalogSources.list(namespace)];
+  if (namespace !== ctx.globalNamespace)
+    sources.push(...ctx.informers.catalogSources.list(ctx.globalNamespace));
+  return sources
+    .map((cs) => ({
+      catalogSourceRef: {
+        apiVersion: cs.apiVersion,
+        kind: 'CatalogSource',
+        name: cs.metadata.name,
+        namespace: cs.metadata.namespace,
+        uid: cs.metadata.uid,
+      },
+      lastUpdated: formatTime(now),
+      healthy:
+        ctx.catalogs.health({ namespace: cs.metadata.namespace!, name: cs.metadata.name! })?.healthy ?? false,
+    }))
+    .sort((a, b) =>
+      `${a.catalogSourceRef.namespace}/${a.catalogSourceRef.name}`.localeCompare(
+        `${b.catalogSourceRef.namespace}/${b.catalogSourceRef.name}`,
+      ),
+    );
+}
+
+/** The health of the catalog a Subscription names, with a message saying what to fix. */
+function catalogState(ctx: ControllerContext, sub: Subscription): CatalogState {
+  const ref = { namespace: sub.spec.sourceNamespace, name: sub.spec.source };
+  const where = `CatalogSource ${ref.namespace}/${ref.name}`;
+  if (!ctx.informers.catalogSources.get(`${ref.namespace}/${ref.name}`)) {
+    return {
+      healthy: false,
+      message: `${where} (spec.source, spec.sourceNamespace) does not exist: create it, or fix the Subscription's spec.source and spec.sourceNamespace`,
+    };
+  }
+  const health = ctx.catalogs.health(ref);
+  if (!health) return { healthy: false, message: `${where} has not been read yet` };
+  if (!health.healthy)
+    return { healthy: false, message: `${where} is unhealthy: ${health.message ?? 'unknown error'}` };
+  return { healthy: true };
+}
