@@ -56,14 +56,16 @@ export function decodeBundle(doc: BundleDoc): Result<InstallableBundle> {
     else problems.push(...decoded.errors);
   });
   if (raw.length === 0 && problems.length === 0) {
-    problems.push({
-      object,
-      field: 'properties',
-      message:
-        doc.image === ''
-          ? 'has no olm.bundle.object properties, so there is nothing to install'
-          : `has no olm.bundle.object properties; its manifests are in the image ${doc.image}`,
-    });
+    return fail([
+      {
+        object,
+        field: 'properties',
+        message:
+          doc.image === ''
+            ? 'has no olm.bundle.object properties, so there is nothing to install'
+            : `has no olm.bundle.object properties; its manifests are in the image ${doc.image}`,
+      },
+    ]);
   }
   const classified = classifyManifests(
     { name: doc.name, package: doc.package, properties: doc.properties ?? [] },
