@@ -42,6 +42,7 @@ type Fetched =
 
 export const catalogSourceController: Controller = {
   name: 'catalogsource',
+  kind: 'CatalogSource',
   watch(ctx, enqueue) {
     ctx.informers.catalogSources.on({
       add: (cs) => enqueue(keyOf(cs)),

@@ -117,10 +117,29 @@ export interface Metrics {
   resolution(seconds: number): void;
 }
 
+/**
+ * How the Subscription controller tells the InstallPlan controller where a bundle comes from.
+ * It creates one InstallPlan per Subscription and target CSV with:
+ * - `spec.clusterServiceVersionNames: [<csv>]` (the CSV name is the bundle name in the catalog);
+ * - `spec.source` / `spec.sourceNamespace`: the CatalogSource (OLM's InstallPlan spec fields), so
+ *   the bundle is `catalogs.findBundle({ namespace: spec.sourceNamespace, name: spec.source }, csv)`;
+ * - `spec.approval` / `spec.approved` (approved at creation only when Automatic), `spec.generation`;
+ * - a (non-controller) ownerReference to the Subscription, and the label
+ *   `operators.coreos.com/subscription: <subscription>` (InstallPlanSubscriptionLabel);
+ * - a deterministic name, `install-<10 hex of sha256(namespace/subscription/csv)>`.
+ * The Subscription controller never writes an InstallPlan after creating it; its status belongs
+ * to the InstallPlan controller.
+ */
+export const InstallPlanSubscriptionLabel = 'operators.coreos.com/subscription';
+
 export interface ControllerContext {
   client: KubeClient;
   applier: Applier;
   events: EventRecorder;
+  /**
+   * The manager gives each reconcile a child logger (kind, namespace, name, reconcileID): read
+   * `ctx.log` inside the reconcile function, not once when the controller is set up.
+   */
   log: Logger;
   clock: Clock;
   informers: Informers;
@@ -138,6 +157,10 @@ export interface ControllerContext {
 export interface Controller {
   /** Names the controller in logs and metrics, e.g. `subscription`. */
   name: string;
+  /** The kind it reconciles, for logs (e.g. `Subscription`); defaults to the name. */
+  kind?: string;
+  /** What a key names: an object (`namespace/name`, the default) or a whole namespace. */
+  keyScope?: 'object' | 'namespace';
   watch(ctx: ControllerContext, enqueue: (key: string) => void): void;
   reconcile(ctx: ControllerContext): Reconcile;
 }

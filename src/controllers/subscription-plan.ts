@@ -27,10 +27,10 @@ import type {
   ResolutionResult,
   SubscriptionOutcome,
 } from '../resolver/types.js';
-import type { CatalogSnapshot } from './context.js';
+import { type CatalogSnapshot, InstallPlanSubscriptionLabel } from './context.js';
 
-/** Label on InstallPlans and generated Subscriptions naming the Subscription they are for / were made for. */
-export const SubscriptionLabel = 'operators.coreos.com/subscription';
+/** Label on InstallPlans naming the Subscription they are for (see context.ts). */
+export const SubscriptionLabel = InstallPlanSubscriptionLabel;
 /** Label OLM puts on CSVs it copies into target namespaces; copies are not installs. */
 export const CopiedFromLabel = 'olm.copiedFrom';
 /** CSV annotation (set by opm/operator-sdk) with the bundle's properties as JSON. */

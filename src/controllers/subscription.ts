@@ -42,6 +42,8 @@ const maxMessageLength = 8000;
 
 export const subscriptionController: Controller = {
   name: 'subscription',
+  kind: 'Subscription',
+  keyScope: 'namespace',
   watch(ctx, enqueue) {
     const byNamespace = { add: enqueueNs, update: (_: unknown, o: Obj) => enqueueNs(o), delete: enqueueNs };
     type Obj = { metadata?: { namespace?: string } };

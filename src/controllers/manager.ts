@@ -1,0 +1,282 @@
+/**
+ * The composition root: connects to the cluster, makes sure the CRDs are there, builds the one
+ * ControllerContext, starts the informers, one work queue per controller, and the HTTP endpoints
+ * (/healthz, /readyz, /metrics). `startManager` runs it all in-process and returns a handle to
+ * stop it, which is what `bosun operator run`, `bosun start` and the integration tests use.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import jsyaml from 'js-yaml';
+import { pino, type Logger } from 'pino';
+import type { KubeObject, ResourceType } from '../apis/meta.js';
+import {
+  type CatalogSource,
+  type ClusterServiceVersion,
+  type InstallPlan,
+  Label,
+  type OperatorCondition,
+  type OperatorGroup,
+  Resources,
+  type Subscription,
+} from '../apis/operators.js';
+import { Applier } from '../kube/apply.js';
+import { splitKey } from '../kube/cache.js';
+import { systemClock, type Clock } from '../kube/clock.js';
+import { connectToCluster } from '../kube/config.js';
+import { installCrds } from '../kube/crds.js';
+import { isNotFound } from '../kube/errors.js';
+import { EventRecorder } from '../kube/events.js';
+import { createInformer, type Informer } from '../kube/informer.js';
+import { type Outcome, WorkQueue } from '../kube/workqueue.js';
+import { startHttpServer, type RunningServer } from '../server/http.js';
+import { createMetrics } from '../server/metrics.js';
+import { UserError } from '../util/errors.js';
+import { MemoryCatalogStore } from './catalog-store.js';
+import { catalogSourceController } from './catalogsource.js';
+import type {
+  Controller,
+  ControllerContext,
+  CustomResourceDefinition,
+  Deployment,
+  Informers,
+  Namespace,
+} from './context.js';
+import { subscriptionController } from './subscription.js';
+
+/** Every controller the manager runs, in start order. */
+export const controllers: readonly Controller[] = [catalogSourceController, subscriptionController];
+
+export const DefaultGlobalNamespace = 'olm';
+export const DefaultMetricsAddress = '127.0.0.1:8080';
+
+const DeploymentResource: ResourceType = {
+  group: 'apps',
+  version: 'v1',
+  kind: 'Deployment',
+  plural: 'deployments',
+  namespaced: true,
+};
+const CrdResource: ResourceType = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  kind: 'CustomResourceDefinition',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+};
+const NamespaceResource: ResourceType = {
+  group: '',
+  version: 'v1',
+  kind: 'Namespace',
+  plural: 'namespaces',
+  namespaced: false,
+};
+
+const crdDir = new URL('../../deploy/crds/', import.meta.url);
+
+export interface ManagerOptions {
+  /** A kubeconfig file; otherwise KUBECONFIG, ~/.kube/config or in-cluster (never a silent default). */
+  kubeconfig?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Catalogs in this namespace are visible from every namespace. */
+  globalNamespace?: string;
+  /** `host:port` for /healthz, /readyz and /metrics (port 0: any free port); `null` serves nothing. */
+  metricsAddr?: string | null;
+  /** Apply the CRDs from deploy/crds (and wait until Established) instead of only checking them. */
+  installCrds?: boolean;
+  /** Defaults to JSON lines on stdout at `logLevel`. */
+  logger?: Logger;
+  logLevel?: string;
+  /** Extra GET routes on the HTTP server (e.g. a served catalog). */
+  routes?: Record<string, () => Promise<{ contentType: string; body: string }>>;
+  /** Concurrent reconciles per controller. */
+  concurrency?: number;
+  clock?: Clock;
+}
+
+export interface RunningManager {
+  ctx: ControllerContext;
+  /** The HTTP server's base URL, when it serves one. */
+  url?: string;
+  /** Whether every informer has synced. */
+  ready(): boolean;
+  /** Resolves when every work queue has nothing ready or running. */
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The CRDs shipped in deploy/crds, parsed. */
+export async function readCrds(): Promise<KubeObject[]> {
+  const files = (await readdir(crdDir)).filter((f) => f.endsWith('.yaml')).sort();
+  const out: KubeObject[] = [];
+  for (const f of files) out.push(jsyaml.load(await readFile(new URL(f, crdDir), 'utf8')) as KubeObject);
+  return out;
+}
+
+export async function startManager(opts: ManagerOptions = {}): Promise<RunningManager> {
+  const log = opts.logger ?? pino({ level: opts.logLevel ?? 'info', base: { component: 'bosun-manager' } });
+  const clock = opts.clock ?? systemClock;
+  const conn = await connectToCluster({ path: opts.kubeconfig, env: opts.env });
+  const { client, kubeConfig } = conn;
+  log.info({ server: conn.server, version: conn.version, kubeconfig: conn.source }, 'connected to cluster');
+  const applier = new Applier(kubeConfig, client);
+  const stopping: (() => Promise<void> | void)[] = [() => client.close()];
+  const stop = async () => {
+    for (const fn of stopping.splice(0).reverse()) await fn();
+  };
+
+  try {
+    await ensureCrds(client, applier, opts.installCrds === true, log);
+
+    const onInformerError = (name: string) => (error: unknown, during: string) =>
+      log.warn({ informer: name, during, err: error }, 'informer error, retrying');
+    const informer = <T extends KubeObject>(resource: ResourceType, labelSelector?: string): Informer<T> =>
+      createInformer<T>(client, resource, {
+        clock,
+        ...(labelSelector ? { labelSelector } : {}),
+        onError: onInformerError(resource.plural),
+      });
+    const informers: Informers = {
+      catalogSources: informer<CatalogSource>(Resources.CatalogSource),
+      subscriptions: informer<Subscription>(Resources.Subscription),
+      installPlans: informer<InstallPlan>(Resources.InstallPlan),
+      csvs: informer<ClusterServiceVersion>(Resources.ClusterServiceVersion),
+      operatorGroups: informer<OperatorGroup>(Resources.OperatorGroup),
+      operatorConditions: informer<OperatorCondition>(Resources.OperatorCondition),
+      deployments: informer<Deployment>(DeploymentResource, `${Label.Managed}=true`),
+      crds: informer<CustomResourceDefinition>(CrdResource),
+      namespaces: informer<Namespace>(NamespaceResource),
+    };
+    const all = Object.values(informers) as Informer<KubeObject>[];
+    stopping.push(() => Promise.all(all.map((i) => i.stop())).then(() => undefined));
+
+    const { registry, metrics, watchQueue } = createMetrics();
+    const catalogs = new MemoryCatalogStore(opts.globalNamespace ?? DefaultGlobalNamespace);
+    const events = new EventRecorder({
+      client,
+      clock,
+      onError: (err) => log.debug({ err }, 'event not recorded'),
+    });
+    // Each reconcile runs with its own child logger; `ctx.log` reads it from here.
+    const reconcileLog = new AsyncLocalStorage<Logger>();
+    const ctx = {
+      client,
+      applier,
+      events,
+      clock,
+      informers,
+      catalogs,
+      globalNamespace: opts.globalNamespace ?? DefaultGlobalNamespace,
+      metrics,
+    } as Omit<ControllerContext, 'log'> as ControllerContext;
+    Object.defineProperty(ctx, 'log', { get: () => reconcileLog.getStore() ?? log, enumerable: true });
+
+    const queues: WorkQueue[] = [];
+    for (const controller of controllers) {
+      const reconcile = controller.reconcile(ctx);
+      const queue = new WorkQueue({
+        clock,
+        concurrency: opts.concurrency ?? 4,
+        reconcile: (key) => reconcileLog.run(reconcileLogger(log, controller, key), () => reconcile(key)),
+        onOutcome: (o) => reportOutcome(log, metrics, controller, o),
+      });
+      controller.watch(ctx, (key) => queue.add(key));
+      watchQueue(controller.name, () => queue.depth());
+      queues.push(queue);
+    }
+    stopping.push(() => Promise.all(queues.map((q) => q.shutdown())).then(() => undefined));
+
+    for (const i of all) i.start();
+    const ready = () => all.every((i) => i.hasSynced());
+
+    let server: RunningServer | undefined;
+    const address = opts.metricsAddr === undefined ? DefaultMetricsAddress : opts.metricsAddr;
+    if (address !== null) {
+      server = await startHttpServer({
+        address,
+        registry,
+        ready,
+        ...(opts.routes ? { routes: opts.routes } : {}),
+      });
+      stopping.push(() => server?.close());
+      log.info({ url: server.url }, 'serving /healthz, /readyz and /metrics');
+    }
+
+    await Promise.all(all.map((i) => i.synced()));
+    // Queues start after the caches are full, so no reconcile acts on a partial view.
+    for (const q of queues) q.start();
+    log.info({ controllers: controllers.map((c) => c.name) }, 'manager started');
+    return {
+      ctx,
+      ...(server ? { url: server.url } : {}),
+      ready,
+      idle: () => Promise.all(queues.map((q) => q.idle())).then(() => undefined),
+      stop: async () => {
+        await stop();
+        log.info('manager stopped');
+      },
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+function reconcileLogger(log: Logger, controller: Controller, key: string): Logger {
+  const where =
+    controller.keyScope === 'namespace'
+      ? { namespace: key }
+      : (({ namespace, name }) => ({ namespace, name }))(splitKey(key));
+  return log.child({
+    controller: controller.name,
+    kind: controller.kind ?? controller.name,
+    ...where,
+    reconcileID: randomUUID(),
+  });
+}
+
+function reportOutcome(
+  log: Logger,
+  metrics: ControllerContext['metrics'],
+  controller: Controller,
+  o: Outcome,
+): void {
+  metrics.reconciled(controller.name, o.kind, o.durationMs / 1000);
+  const fields = { controller: controller.name, key: o.key, outcome: o.kind, durationMs: o.durationMs };
+  if (o.kind === 'retry')
+    log.info(
+      { ...fields, attempt: o.attempt, delayMs: o.delayMs, err: o.error },
+      'reconcile failed, retrying',
+    );
+  else if (o.kind === 'terminal') log.info({ ...fields, err: o.error }, 'reconcile failed for good');
+  else log.debug(fields, 'reconciled');
+}
+
+async function ensureCrds(
+  client: ControllerContext['client'],
+  applier: Applier,
+  install: boolean,
+  log: Logger,
+): Promise<void> {
+  const crds = await readCrds();
+  if (install) {
+    await installCrds(applier, client, crds);
+    log.info({ crds: crds.length }, 'CRDs installed');
+    return;
+  }
+  const missing: string[] = [];
+  for (const crd of crds) {
+    const name = crd.metadata?.name ?? '';
+    try {
+      await client.request({ path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}` });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      missing.push(name);
+    }
+  }
+  if (missing.length > 0) {
+    throw new UserError(
+      `the cluster lacks Bosun's CRDs (${missing.join(', ')}): run with --install-crds, or kubectl apply -f deploy/crds/`,
+    );
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The manager's HTTP endpoints: `/healthz` (the process answers), `/readyz` (every informer has
+ * synced), `/metrics` (Prometheus text), and optionally `/catalogs/<name>` serving a catalog
+ * directory's FBC as one YAML stream (what `bosun start` points its default CatalogSource at).
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+export interface HttpServerOptions {
+  /** `host:port`; port 0 picks a free one. */
+  address: string;
+  registry: Registry;
+  ready: () => boolean;
+  /** Extra GET routes: path → body producer (for served catalogs). */
+  routes?: Record<string, () => Promise<{ contentType: string; body: string }>>;
+}
+
+export interface RunningServer {
+  server: Server;
+  /** `http://host:port`, with the port actually bound. */
+  url: string;
+  close(): Promise<void>;
+}
+
+export function parseAddress(address: string): { host: string; port: number } {
+  const i = address.lastIndexOf(':');
+  if (i < 0) throw new Error(`metrics address "${address}" is not host:port (e.g. 127.0.0.1:8080)`);
+  const host = address.slice(0, i).replace(/^\[|\]$/g, '') || '0.0.0.0';
+  const port = Number(address.slice(i + 1));
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`metrics address "${address}": "${address.slice(i + 1)}" is not a port`);
+  }
+  return { host, port };
+}
+
+export async function startHttpServer(opts: HttpServerOptions): Promise<RunningServer> {
+  const { host, port } = parseAddress(opts.address);
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const send = (code: number, contentType: string, body: string) => {
+      res.writeHead(code, { 'Content-Type': contentType });
+      res.end(body);
+    };
+    const handle = async () => {
+      if (req.method !== 'GET' && req.method !== 'HEAD')
+        return send(405, 'text/plain', 'method not allowed\n');
+      if (path === '/healthz') return send(200, 'text/plain', 'ok\n');
+      if (path === '/readyz') {
+        return opts.ready()
+          ? send(200, 'text/plain', 'ok\n')
+          : send(503, 'text/plain', 'informers not synced\n');
+      }
+      if (path === '/metrics') return send(200, opts.registry.contentType, await opts.registry.metrics());
+      const route = path ? opts.routes?.[path] : undefined;
+      if (route) {
+        const { contentType, body } = await route();
+        return send(200, contentType, body);
+      }
+      return send(404, 'text/plain', 'not found\n');
+    };
+    handle().catch((err: unknown) => send(500, 'text/plain', `${(err as Error).message}\n`));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const bound = server.address() as AddressInfo;
+  const shownHost = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+  return {
+    server,
+    url: `http://${shownHost}:${bound.port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
