@@ -1,0 +1,229 @@
+/**
+ * The InstallPlan controller (key `namespace/name`). For each CSV the plan names it finds the
+ * bundle in the catalog store, plans its steps with src/install (scoped by the namespace's
+ * OperatorGroup) and writes them to `status.plan`, so a Manual plan can be read before it is
+ * approved. Once approved it applies the steps phase by phase with server-side apply: CRDs first
+ * (and waits, by requeueing, until they are Established), then ServiceAccounts, RBAC, the other
+ * objects, and the CSV last; then the namespaced objects get their ownerReference to the CSV,
+ * whose uid exists only now. Every apply is idempotent, so a restart at any point converges by
+ * running the plan again; a finished plan (Complete or Failed) is left alone.
+ */
+import { InstallPlanConditionReason, InstallPlanConditionType } from '../apis/conditions.js';
+import type { InstallPlan, InstallPlanCondition, InstallPlanStatus, Step } from '../apis/operators.js';
+import { InstallPlanPhase, Resources, StepStatus } from '../apis/operators.js';
+import { isEstablished } from '../kube/crds.js';
+import { splitKey } from '../kube/cache.js';
+import { formatTime, statusChanged } from '../kube/conditions.js';
+import { formatApiError, parseApiError } from '../kube/errors.js';
+import { type InstallStep, ownInstallSteps, stepObject, stepsByPhase } from '../install/plan.js';
+import type { Controller, ControllerContext } from './context.js';
+import { planSteps } from './installplan-steps.js';
+
+const ipApiVersion = `${Resources.InstallPlan.group}/${Resources.InstallPlan.version}`;
+/** How soon to look again at a CRD that is not Established yet, or a catalog not loaded yet. */
+const establishPollMs = 500;
+const catalogWaitMs = 5_000;
+
+const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
+const finished = (ip: InstallPlan) =>
+  ip.status?.phase === InstallPlanPhase.Complete || ip.status?.phase === InstallPlanPhase.Failed;
+
+export const installPlanController: Controller = {
+  name: 'installplan',
+  watch(ctx, enqueue) {
+    const { informers } = ctx;
+    const unfinishedIn = (ns?: string) => {
+      for (const ip of informers.installPlans.list(ns)) {
+        if (!finished(ip)) enqueue(keyOf(ip.metadata.namespace, ip.metadata.name));
+      }
+    };
+    const onPlan = (ip: InstallPlan) => enqueue(keyOf(ip.metadata.namespace, ip.metadata.name));
+    informers.installPlans.on({ add: onPlan, update: (_, ip) => onPlan(ip) });
+    // The OperatorGroup scopes the RBAC a plan lists; catalogs hold the bundles; CRDs being
+    // Established lets a waiting plan go on.
+    const onGroup = (og: { metadata: { namespace?: string } }) => unfinishedIn(og.metadata.namespace);
+    informers.operatorGroups.on({ add: onGroup, update: (_, og) => onGroup(og), delete: onGroup });
+    informers.crds.on({ add: () => unfinishedIn(), update: () => unfinishedIn() });
+    ctx.catalogs.onChange(() => unfinishedIn());
+  },
+  reconcile: (ctx) => async (key) => {
+    const ip = ctx.informers.installPlans.get(key);
+    if (ip === undefined || ip.metadata.deletionTimestamp || finished(ip)) return;
+    const { namespace = '', name } = splitKey(key);
+    const log = ctx.log.child({ kind: 'InstallPlan', namespace, name });
+
+    const planned = planSteps(ctx, ip);
+    if (planned.kind === 'wait') {
+      await writeStatus(ctx, ip, {
+        phase: ip.status?.phase || InstallPlanPhase.Planning,
+        message: planned.message,
+      });
+      return { requeueAfter: catalogWaitMs };
+    }
+    if (planned.kind === 'failed') {
+      await fail(ctx, ip, planned.message);
+      return;
+    }
+    if (!ip.spec.approved) {
+      await writeStatus(ctx, ip, {
+        phase: InstallPlanPhase.RequiresApproval,
+        plan: planned.steps.map((s) => asStep(s, StepStatus.Unknown)),
+        catalogSources: planned.catalogSources,
+      });
+      return;
+    }
+    return execute(ctx, ip, planned.steps, planned.catalogSources, log);
+  },
+};
+
+async function execute(
+  ctx: ControllerContext,
+  ip: InstallPlan,
+  planned: InstallStep[],
+  catalogSources: string[],
+  log: ControllerContext['log'],
+) {
+  const namespace = ip.metadata.namespace ?? '';
+  // After a restart the CSV may exist already: own everything from the first apply.
+  let steps = ownByExistingCSVs(ctx, namespace, planned);
+  const done = new Set<InstallStep>();
+  const status = () => steps.map((s) => asStep(s, done.has(s) ? StepStatus.Created : StepStatus.Unknown));
+  const base = { phase: InstallPlanPhase.Installing, catalogSources, startTime: ip.status?.startTime };
+
+  for (const group of stepsByPhase(steps)) {
+    const waiting: string[] = [];
+    for (const step of group.steps) {
+      let applied: unknown;
+      try {
+        applied = await ctx.applier.apply(stepObject(step));
+      } catch (err) {
+        const api = parseApiError(err);
+        // Bad requests, invalid and forbidden objects will not get better by retrying.
+        if (api !== undefined && [400, 403, 422].includes(api.code)) {
+          await fail(ctx, ip, `${describeStep(step)}: ${formatApiError(api)}`, status());
+          return;
+        }
+        throw err;
+      }
+      done.add(step);
+      if (step.resource.kind === 'CustomResourceDefinition' && !isEstablished(applied as never)) {
+        waiting.push(step.resource.name);
+      }
+      if (step.resource.kind === Resources.ClusterServiceVersion.kind) {
+        // The CSV exists now: give the objects in its namespace their ownerReference.
+        const uid = (applied as { metadata?: { uid?: string } }).metadata?.uid ?? '';
+        const csv = { name: step.resource.name, namespace, uid };
+        const owned = ownInstallSteps(steps, csv);
+        for (let i = 0; i < steps.length; i++) {
+          const before = steps[i] as InstallStep;
+          const after = owned[i] as InstallStep;
+          if (after.resource.manifest !== before.resource.manifest && before.resource.name !== csv.name) {
+            await ctx.applier.apply(stepObject(after));
+          }
+          if (done.has(before)) done.add(after);
+        }
+        steps = owned;
+      }
+    }
+    if (waiting.length > 0) {
+      await writeStatus(ctx, ip, {
+        ...base,
+        plan: status(),
+        message: `waiting for CustomResourceDefinitions to be Established: ${waiting.join(', ')}`,
+      });
+      return { requeueAfter: establishPollMs };
+    }
+  }
+
+  log.info({ steps: steps.length }, 'installplan complete');
+  await writeStatus(ctx, ip, {
+    ...base,
+    phase: InstallPlanPhase.Complete,
+    plan: status(),
+    conditions: setIPCondition(ip, 'True', undefined, '', ctx.clock.now()),
+  });
+  await ctx.events.normal(ip, 'InstallSucceeded', `applied ${steps.length} steps`);
+  return undefined;
+}
+
+/** Objects in a namespace whose CSV exists already get their ownerReference right away. */
+function ownByExistingCSVs(ctx: ControllerContext, namespace: string, steps: InstallStep[]): InstallStep[] {
+  let out = steps;
+  for (const step of steps) {
+    if (step.resource.kind !== Resources.ClusterServiceVersion.kind) continue;
+    const csv = ctx.informers.csvs.get(keyOf(namespace, step.resource.name));
+    if (csv?.metadata.uid)
+      out = ownInstallSteps(out, { name: step.resource.name, namespace, uid: csv.metadata.uid });
+  }
+  return out;
+}
+
+function describeStep(step: InstallStep): string {
+  const ns = step.resource.namespace ? `${step.resource.namespace}/` : '';
+  return `step ${step.resource.kind} ${ns}${step.resource.name}`;
+}
+
+/** OLM's Step: the CRD's schema has no namespace on a step resource (the manifest has it). */
+function asStep(s: InstallStep, status: Step['status']): Step {
+  const { namespace: _namespace, ...resource } = s.resource;
+  return { resolving: s.resolving, resource, status };
+}
+
+async function fail(ctx: ControllerContext, ip: InstallPlan, message: string, plan?: Step[]) {
+  await writeStatus(ctx, ip, {
+    phase: InstallPlanPhase.Failed,
+    message,
+    ...(plan ? { plan } : {}),
+    conditions: setIPCondition(
+      ip,
+      'False',
+      InstallPlanConditionReason.InstallComponentFailed,
+      message,
+      ctx.clock.now(),
+    ),
+  });
+  await ctx.events.warning(ip, InstallPlanConditionReason.InstallComponentFailed, message);
+}
+
+function setIPCondition(
+  ip: InstallPlan,
+  status: 'True' | 'False',
+  reason: InstallPlanCondition['reason'],
+  message: string,
+  now: number,
+): InstallPlanCondition[] {
+  const others = (ip.status?.conditions ?? []).filter((c) => c.type !== InstallPlanConditionType.Installed);
+  const prev = ip.status?.conditions?.find((c) => c.type === InstallPlanConditionType.Installed);
+  const t = formatTime(now);
+  const condition: InstallPlanCondition = {
+    type: InstallPlanConditionType.Installed,
+    status,
+    lastUpdateTime: t,
+    lastTransitionTime: prev?.status === status ? (prev.lastTransitionTime ?? t) : t,
+    ...(reason ? { reason } : {}),
+    ...(message ? { message } : {}),
+  };
+  return [...others, condition];
+}
+
+async function writeStatus(ctx: ControllerContext, ip: InstallPlan, changes: Partial<InstallPlanStatus>) {
+  const prev = ip.status;
+  const next: InstallPlanStatus = {
+    phase: InstallPlanPhase.None,
+    catalogSources: [],
+    ...prev,
+    ...changes,
+  };
+  if (next.phase === InstallPlanPhase.Installing && next.startTime === undefined) {
+    next.startTime = formatTime(ctx.clock.now());
+  }
+  if (changes.message === undefined) delete next.message;
+  for (const k of Object.keys(next) as (keyof InstallPlanStatus)[]) if (next[k] === undefined) delete next[k];
+  if (!statusChanged(prev, next)) return;
+  await ctx.applier.applyStatus({
+    apiVersion: ipApiVersion,
+    kind: Resources.InstallPlan.kind,
+    metadata: { name: ip.metadata.name, namespace: ip.metadata.namespace },
+    status: next,
+  });
+}

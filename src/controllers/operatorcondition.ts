@@ -1,0 +1,45 @@
+/**
+ * The OperatorCondition controller (key `namespace/name`), minimal for now: `status.conditions`
+ * mirrors what the operator reports in `spec.conditions` (OperatorCondition v2: the operator
+ * writes spec, the status is what Bosun's upgrade logic reads), with an admin's
+ * `spec.overrides` winning over the operator's condition of the same type, as in OLM.
+ */
+import type { Condition } from '../apis/meta.js';
+import type { OperatorCondition } from '../apis/operators.js';
+import { Resources } from '../apis/operators.js';
+import { statusChanged } from '../kube/conditions.js';
+import type { Controller } from './context.js';
+
+const apiVersion = `${Resources.OperatorCondition.group}/${Resources.OperatorCondition.version}`;
+const keyOf = (c: OperatorCondition) => `${c.metadata.namespace ?? ''}/${c.metadata.name ?? ''}`;
+
+/** The operator's conditions with the overrides put in their place (or appended). */
+export function effectiveConditions(spec: OperatorCondition['spec']): Condition[] {
+  const overrides = new Map((spec?.overrides ?? []).map((c) => [c.type, c]));
+  const out = (spec?.conditions ?? []).map((c) => overrides.get(c.type) ?? c);
+  const seen = new Set(out.map((c) => c.type));
+  for (const o of spec?.overrides ?? []) if (!seen.has(o.type)) out.push(o);
+  return out;
+}
+
+export const operatorConditionController: Controller = {
+  name: 'operatorcondition',
+  watch(ctx, enqueue) {
+    ctx.informers.operatorConditions.on({
+      add: (c) => enqueue(keyOf(c)),
+      update: (_, c) => enqueue(keyOf(c)),
+    });
+  },
+  reconcile: (ctx) => async (key) => {
+    const oc = ctx.informers.operatorConditions.get(key);
+    if (oc === undefined || oc.metadata.deletionTimestamp) return;
+    const conditions = effectiveConditions(oc.spec);
+    if (!statusChanged(oc.status?.conditions ?? [], conditions, [])) return;
+    await ctx.applier.applyStatus({
+      apiVersion,
+      kind: Resources.OperatorCondition.kind,
+      metadata: { name: oc.metadata.name, namespace: oc.metadata.namespace },
+      status: { conditions },
+    });
+  },
+};

@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { InstallPlan } from '../../../src/apis/operators.js';
+import type { CustomResourceDefinition, Deployment } from '../../../src/controllers/context.js';
+import { mergePatch } from '../../../src/controllers/objects.js';
+import { isEstablished } from '../../../src/kube/crds.js';
+import { eventually, freshNamespace } from '../support.js';
+import {
+  createInstallPlan,
+  createOperatorGroup,
+  csvInPhase,
+  deploymentPath,
+  eventsFor,
+  get,
+  type Harness,
+  installOperatorCrds,
+  ipPath,
+  startInstallControllers,
+  TestOperator,
+} from './install-harness.js';
+
+let h: Harness;
+
+beforeAll(async () => {
+  await installOperatorCrds();
+  h = await startInstallControllers();
+});
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+const ipInPhase = (ns: string, name: string, phase: string) =>
+  eventually(`installplan ${ns}/${name} in phase ${phase}`, async () => {
+    const ip = await get<InstallPlan>(h.ctx.client, ipPath(ns, name));
+    return ip?.status?.phase === phase ? ip : undefined;
+  });
+
+describe('InstallPlan controller', () => {
+  it('an approved plan installs the CRD, RBAC, objects and CSV, and the CSV reaches Succeeded', async () => {
+    const { client } = h.ctx;
+    const ns = await freshNamespace('ip');
+    await createOperatorGroup(client, ns, 'og', { targetNamespaces: [ns] });
+    await createInstallPlan(client, ns);
+
+    const ip = await ipInPhase(ns, 'install-testop', 'Complete');
+    const kinds = ip.status?.plan?.map((s) => s.resource.kind);
+    // CRDs first, then ServiceAccounts, RBAC, the other objects, and the CSV last.
+    expect(kinds?.[0]).toBe('CustomResourceDefinition');
+    expect(kinds?.at(-1)).toBe('ClusterServiceVersion');
+    expect(kinds?.indexOf('ServiceAccount')).toBeLessThan(kinds?.indexOf('Role') ?? -1);
+    expect(kinds).toEqual(
+      expect.arrayContaining(['ClusterRole', 'ClusterRoleBinding', 'RoleBinding', 'Service', 'ConfigMap']),
+    );
+    expect(ip.status?.plan?.every((s) => s.status === 'Created')).toBe(true);
+    expect(ip.status?.conditions?.find((c) => c.type === 'Installed')?.status).toBe('True');
+
+    const crd = await get<CustomResourceDefinition>(
+      client,
+      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${TestOperator.crd}`,
+    );
+    expect(crd && isEstablished(crd)).toBe(true);
+    expect(crd?.metadata?.labels?.['olm.managed']).toBe('true');
+
+    const csv = await csvInPhase(client, ns, TestOperator.v1, 'Succeeded', 'InstallSucceeded');
+    expect(csv.metadata.annotations?.['olm.targetNamespaces']).toBe(ns);
+    expect(csv.status?.requirementStatus?.every((r) => r.status === 'Present')).toBe(true);
+    // The phase history shows the way there.
+    expect(csv.status?.conditions?.map((c) => c.phase)).toEqual(
+      expect.arrayContaining(['Pending', 'InstallReady', 'Installing', 'Succeeded']),
+    );
+
+    const dep = await eventually('deployment available', async () => {
+      const d = await get<Deployment>(client, deploymentPath(ns, TestOperator.deployment));
+      return d?.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True')
+        ? d
+        : undefined;
+    });
+    expect(dep.metadata?.ownerReferences?.[0]).toMatchObject({
+      kind: 'ClusterServiceVersion',
+      name: TestOperator.v1,
+    });
+    expect(dep.metadata?.labels).toMatchObject({ 'olm.managed': 'true', 'olm.owner': TestOperator.v1 });
+
+    // Namespaced objects from the plan are owned by the CSV.
+    const sa = await get<Deployment>(
+      client,
+      `/api/v1/namespaces/${ns}/serviceaccounts/${TestOperator.serviceAccount}`,
+    );
+    expect(sa?.metadata?.ownerReferences?.map((r) => r.uid)).toEqual([csv.metadata.uid]);
+    const cm = await get<Deployment>(client, `/api/v1/namespaces/${ns}/configmaps/testop-config`);
+    expect(cm?.metadata?.ownerReferences?.map((r) => r.uid)).toEqual([csv.metadata.uid]);
+
+    const events = await eventsFor(client, ns, TestOperator.v1);
+    expect(events.map((e) => e.reason)).toEqual(
+      expect.arrayContaining(['AllRequirementsMet', 'InstallSucceeded']),
+    );
+  });
+
+  it('a Manual plan lists its steps and creates nothing until approved', async () => {
+    const { client } = h.ctx;
+    const ns = await freshNamespace('ipm');
+    await createOperatorGroup(client, ns, 'og', { targetNamespaces: [ns] });
+    await createInstallPlan(client, ns, { approval: 'Manual' });
+
+    const pending = await ipInPhase(ns, 'install-testop', 'RequiresApproval');
+    expect(pending.status?.plan?.length).toBeGreaterThan(5);
+    expect(pending.status?.plan?.every((s) => s.status === 'Unknown')).toBe(true);
+    const csvStep = pending.status?.plan?.find((s) => s.resource.kind === 'ClusterServiceVersion');
+    expect(csvStep?.resource).toMatchObject({
+      name: TestOperator.v1,
+      sourceName: 'testcat',
+      sourceNamespace: 'olm-test',
+    });
+    expect(JSON.parse(csvStep?.resource.manifest ?? '{}').metadata.namespace).toBe(ns);
+    // Nothing was applied: the plan was written without executing.
+    expect(
+      await get(
+        client,
+        `/apis/operators.coreos.com/v1alpha1/namespaces/${ns}/clusterserviceversions/${TestOperator.v1}`,
+      ),
+    ).toBeUndefined();
+    expect(
+      await get(client, `/api/v1/namespaces/${ns}/serviceaccounts/${TestOperator.serviceAccount}`),
+    ).toBeUndefined();
+
+    await mergePatch(client, ipPath(ns, 'install-testop'), { spec: { approved: true } });
+    await ipInPhase(ns, 'install-testop', 'Complete');
+    await csvInPhase(client, ns, TestOperator.v1, 'Succeeded');
+  });
+
+  it('a plan whose bundle is not in its catalog fails with a condition naming it', async () => {
+    const { client } = h.ctx;
+    const ns = await freshNamespace('ipf');
+    await createOperatorGroup(client, ns, 'og');
+    await createInstallPlan(client, ns, { csv: 'testop.v9.9.9' });
+    const ip = await ipInPhase(ns, 'install-testop', 'Failed');
+    const installed = ip.status?.conditions?.find((c) => c.type === 'Installed');
+    expect(installed).toMatchObject({ status: 'False', reason: 'InstallComponentFailed' });
+    expect(installed?.message).toContain('testop.v9.9.9');
+  });
+});
