@@ -76,8 +76,9 @@ export class KubeClient {
           reject(err);
         }
       });
+      // readline re-emits its input's errors (an aborted request ends in ECONNRESET).
+      lines.on('error', reject);
       res.on('error', reject);
-      res.on('aborted', () => reject(new Error('watch stream aborted')));
       lines.on('close', () => resolve());
     });
   }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { inject } from 'vitest';
 import { parse } from 'yaml';
 import type { KubeObject } from '../../../src/apis/meta.js';
+import { clusterLayout, readState } from '../../../src/cluster/controlplane.js';
 import { Applier } from '../../../src/kube/apply.js';
 import { KubeClient } from '../../../src/kube/client.js';
 import { loadKubeConfig } from '../../../src/kube/config.js';
@@ -38,3 +39,21 @@ export async function fixture<T = KubeObject>(name: string): Promise<T> {
 }
 
 export const sleepMs = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Compacts the history of the run's etcd up to `revision`, as the API server itself does every
+ * few minutes, so that watching from an older resourceVersion gets 410. Returns false when the
+ * tests run against a cluster that is not the local control plane (no etcd to reach).
+ */
+export async function compactEtcd(revision: string): Promise<boolean> {
+  const name = inject('clusterName');
+  if (!name) return false;
+  const state = await readState(clusterLayout(name));
+  if (!state) return false;
+  const res = await fetch(`http://127.0.0.1:${state.ports.etcdClient}/v3/kv/compaction`, {
+    method: 'POST',
+    body: JSON.stringify({ revision, physical: true }),
+  });
+  if (!res.ok) throw new Error(`etcd compaction: ${res.status} ${await res.text()}`);
+  return true;
+}

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { KubeObject, ObjectMeta } from '../../../src/apis/meta.js';
 import {
   applyPatchBody,
   isOwnedBy,
@@ -15,7 +16,9 @@ const csv: Owner = {
   metadata: { name: 'etcdoperator.v0.9.4', namespace: 'operators', uid: 'uid-1' },
 };
 
-const configMap = (namespace = 'operators') => ({
+const configMap = (
+  namespace = 'operators',
+): KubeObject & { metadata: ObjectMeta; data: Record<string, string> } => ({
   apiVersion: 'v1',
   kind: 'ConfigMap',
   metadata: { name: 'settings', namespace, labels: { app: 'etcd' } },
