@@ -329,6 +329,7 @@ export function testBundle(version: '0.1.0' | '0.2.0', csv: object = testCSV(ver
 
 export function testCatalogSnapshot(
   bundles: BundleDoc[] = [testBundle('0.1.0'), testBundle('0.2.0')],
+  ref: CatalogRef = testCatalog,
 ): CatalogSnapshot {
   const config: DeclarativeConfig = {
     packages: [{ schema: 'olm.package', name: TestOperator.package, defaultChannel: 'stable' }],
@@ -344,7 +345,7 @@ export function testCatalogSnapshot(
     deprecations: [],
     others: [],
   };
-  return { ref: testCatalog, priority: 0, config, digest: `test-${bundles.length}`, fetchedAt: Date.now() };
+  return { ref, priority: 0, config, digest: `test-${bundles.length}`, fetchedAt: Date.now() };
 }
 
 // ---- API helpers for the tests ----
@@ -377,6 +378,8 @@ export async function createInstallPlan(
     approval?: 'Automatic' | 'Manual';
     approved?: boolean;
     owner?: KubeObject;
+    /** The CatalogSource's name (in the test catalog's namespace). */
+    source?: string;
   } = {},
 ): Promise<InstallPlan> {
   const approval = opts.approval ?? 'Automatic';
@@ -407,7 +410,7 @@ export async function createInstallPlan(
         clusterServiceVersionNames: [opts.csv ?? TestOperator.v1],
         approval,
         approved: opts.approved ?? approval === 'Automatic',
-        source: testCatalog.name,
+        source: opts.source ?? testCatalog.name,
         sourceNamespace: testCatalog.namespace,
       },
     },

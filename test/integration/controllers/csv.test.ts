@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClusterServiceVersion } from '../../../src/apis/operators.js';
+import type { Deployment } from '../../../src/controllers/context.js';
+import { eventually, freshNamespace } from '../support.js';
+import {
+  createInstallPlan,
+  createOperatorGroup,
+  csvInPhase,
+  csvPath,
+  deploymentPath,
+  eventsFor,
+  get,
+  type Harness,
+  installOperatorCrds,
+  startInstallControllers,
+  testBundle,
+  testCatalog,
+  testCatalogSnapshot,
+  testCSV,
+  TestOperator,
+} from './install-harness.js';
+
+let h: Harness;
+
+beforeAll(async () => {
+  await installOperatorCrds();
+  h = await startInstallControllers();
+});
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+const availableDeployment = (ns: string, check: (d: Deployment) => boolean = () => true) =>
+  eventually(`deployment ${ns}/${TestOperator.deployment} available`, async () => {
+    const d = await get<Deployment>(h.ctx.client, deploymentPath(ns, TestOperator.deployment));
+    const available = d?.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True');
+    return d && available && check(d) ? d : undefined;
+  });
+
+describe('CSV controller', () => {
+  it('a namespace without an OperatorGroup fails the CSV with NoOperatorGroup until one is created', async () => {
+    const { client } = h.ctx;
+    const ns = await freshNamespace('nog');
+    await createInstallPlan(client, ns);
+    const failed = await csvInPhase(client, ns, TestOperator.v1, 'Failed', 'NoOperatorGroup');
+    expect(failed.status?.message).toBe('csv in namespace with no operatorgroups');
+    expect(await get(client, deploymentPath(ns, TestOperator.deployment))).toBeUndefined();
+    const events = await eventsFor(client, ns, TestOperator.v1);
+    expect(events).toEqual(
+      expect.arrayContaining([expect.objectContaining({ type: 'Warning', reason: 'NoOperatorGroup' })]),
+    );
+
+    await createOperatorGroup(client, ns, 'og', { targetNamespaces: [ns] });
+    await csvInPhase(client, ns, TestOperator.v1, 'Succeeded');
+    await availableDeployment(ns);
+  });
+
+  it('two OperatorGroups in the namespace fail the CSV with TooManyOperatorGroups', async () => {
+    const { client } = h.ctx;
+    const ns = await freshNamespace('twog');
+    await createOperatorGroup(client, ns, 'og-a');
+    await createOperatorGroup(client, ns, 'og-b');
+    await createInstallPlan(client, ns);
+    const failed = await csvInPhase(client, ns, TestOperator.v1, 'Failed', 'TooManyOperatorGroups');
+    expect(failed.status?.message).toContain('multiple operatorgroups');
+  });
+
+  it('an OperatorGroup the install modes do not allow fails the CSV with UnsupportedOperatorGroup', async () => {
+    const { client } = h.ctx;
+    const ns = await freshNamespace('unsup');
+    const ownOnly = testCSV('0.1.0', [
+      { type: 'OwnNamespace', supported: true },
+      { type: 'SingleNamespace', supported: false },
+      { type: 'MultiNamespace', supported: false },
+      { type: 'AllNamespaces', supported: false },
+    ]);
+    h.catalogs.set(testCatalogSnapshot([testBundle('0.1.0', ownOnly)], { ...testCatalog, name: 'own-only' }));
+    await createOperatorGroup(client, ns, 'og'); // all namespaces
+    await createInstallPlan(client, ns, { source: 'own-only' });
+    const failed = await csvInPhase(client, ns, TestOperator.v1, 'Failed', 'UnsupportedOperatorGroup');
+    expect(failed.status?.message).toBe(
+      'AllNamespaces InstallModeType not supported, cannot configure to watch all namespaces',
+    );
+  });
+
+  it('a deleted Deployment is recreated and the CSV returns to Succeeded', async () => {
+    const { client } = h.ctx;
+    const ns = await freshNamespace('heal');
+    await createOperatorGroup(client, ns, 'og', { targetNamespaces: [ns] });
+    await createInstallPlan(client, ns);
+    await csvInPhase(client, ns, TestOperator.v1, 'Succeeded');
+    const before = await availableDeployment(ns);
+
+    await client.request({ method: 'DELETE', path: deploymentPath(ns, TestOperator.deployment) });
+    await availableDeployment(ns, (d) => d.metadata?.uid !== before.metadata?.uid);
+    const csv = await csvInPhase(client, ns, TestOperator.v1, 'Succeeded');
+    // The history records that it noticed the missing Deployment on the way back.
+    const history = csv.status?.conditions ?? [];
+    const unhealthy = history.find((c) => c.reason === 'ComponentUnhealthy');
+    expect(unhealthy).toMatchObject({ phase: 'Failed' });
+    expect(unhealthy?.message).toContain(`missing deployment with name=${TestOperator.deployment}`);
+    expect(history.at(-1)).toMatchObject({ phase: 'Succeeded', reason: 'InstallSucceeded' });
+  });
+
+  it('an upgrade: the CSV replacing another takes over its Deployment and the old CSV is deleted', async () => {
+    const { client } = h.ctx;
+    const ns = await freshNamespace('upg');
+    await createOperatorGroup(client, ns, 'og', { targetNamespaces: [ns] });
+    await createInstallPlan(client, ns, { name: 'install-v1' });
+    const old = await csvInPhase(client, ns, TestOperator.v1, 'Succeeded');
+
+    await createInstallPlan(client, ns, { name: 'install-v2', csv: TestOperator.v2 });
+    const next = await csvInPhase(client, ns, TestOperator.v2, 'Succeeded');
+    expect(next.spec.replaces).toBe(TestOperator.v1);
+    await eventually('old csv deleted', async () =>
+      (await get<ClusterServiceVersion>(client, csvPath(ns, TestOperator.v1))) === undefined
+        ? true
+        : undefined,
+    );
+    const dep = await availableDeployment(ns, (d) =>
+      JSON.stringify(d.spec?.template).includes('registry.example/testop:0.2.0'),
+    );
+    // Owned by the new CSV only, so the old CSV's garbage collection leaves it.
+    expect(dep.metadata?.ownerReferences?.map((r) => r.uid)).toEqual([next.metadata.uid]);
+    expect(dep.metadata?.ownerReferences?.map((r) => r.uid)).not.toContain(old.metadata.uid);
+    const events = await eventsFor(client, ns, TestOperator.v1);
+    expect(events.map((e) => e.reason)).toEqual(expect.arrayContaining(['BeingReplaced']));
+  });
+});
