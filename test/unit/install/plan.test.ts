@@ -84,6 +84,27 @@ describe('planInstall', () => {
     expect(steps.at(-1)?.resource.kind).toBe('ClusterServiceVersion');
   });
 
+  it('plans an OwnNamespace install of the sample bundle as exactly these steps', () => {
+    const role = (sa: string) =>
+      expect.stringMatching(new RegExp(`^Role/${BundleName}-${sa}-[0-9a-f]{10}@${NS}$`));
+    const binding = (sa: string) =>
+      expect.stringMatching(new RegExp(`^RoleBinding/${BundleName}-${sa}-[0-9a-f]{10}@${NS}$`));
+    expect(outline(planSample(NS, own))).toEqual([
+      'CustomResourceDefinition/widgets.example.com',
+      `ServiceAccount/sample-operator@${NS}`,
+      `ServiceAccount/sample-webhook@${NS}`,
+      expect.stringMatching(new RegExp(`^ClusterRole/${BundleName}-[0-9a-f]{10}$`)),
+      role('sample-operator'),
+      role('sample-webhook'),
+      expect.stringMatching(new RegExp(`^ClusterRoleBinding/${BundleName}-[0-9a-f]{10}$`)),
+      binding('sample-operator'),
+      binding('sample-webhook'),
+      `Service/sample-operator-metrics@${NS}`,
+      `ConfigMap/sample-operator-config@${NS}`,
+      `ClusterServiceVersion/${BundleName}@${NS}`,
+    ]);
+  });
+
   it('applies roles before the bindings that refer to them', () => {
     const kinds = planSample(NS, single)
       .filter((s) => stepPhase(s) === 'RBAC')
