@@ -89,6 +89,8 @@ export interface ManagerOptions {
   logLevel?: string;
   /** Extra GET routes on the HTTP server (e.g. a served catalog). */
   routes?: Record<string, () => Promise<{ contentType: string; body: string }>>;
+  /** Which controllers to run (default: all of `controllers`); tests run a subset. */
+  controllers?: readonly Controller[];
   /** Concurrent reconciles per controller. */
   concurrency?: number;
   clock?: Clock;
@@ -172,7 +174,8 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     Object.defineProperty(ctx, 'log', { get: () => reconcileLog.getStore() ?? log, enumerable: true });
 
     const queues: WorkQueue[] = [];
-    for (const controller of controllers) {
+    const running = opts.controllers ?? controllers;
+    for (const controller of running) {
       const reconcile = controller.reconcile(ctx);
       const queue = new WorkQueue({
         clock,
@@ -205,7 +208,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     await Promise.all(all.map((i) => i.synced()));
     // Queues start after the caches are full, so no reconcile acts on a partial view.
     for (const q of queues) q.start();
-    log.info({ controllers: controllers.map((c) => c.name) }, 'manager started');
+    log.info({ controllers: running.map((c) => c.name) }, 'manager started');
     return {
       ctx,
       ...(server ? { url: server.url } : {}),

@@ -1,0 +1,225 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import jsyaml from 'js-yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Condition } from '../../../src/apis/meta.js';
+import type { CatalogSource } from '../../../src/apis/operators.js';
+import { catalogSourceController } from '../../../src/controllers/catalogsource.js';
+import type { RunningManager } from '../../../src/controllers/manager.js';
+import { eventually, freshNamespace } from '../support.js';
+import { testCatalogDocs, testCatalogJson } from './fixtures.js';
+import {
+  ConfigMapResource,
+  catalogSource,
+  create,
+  eventsFor,
+  get,
+  Resources,
+  remove,
+  startTestManager,
+} from './support.js';
+
+let manager: RunningManager;
+
+beforeAll(async () => {
+  manager = await startTestManager([catalogSourceController]);
+});
+afterAll(async () => {
+  await manager?.stop();
+});
+
+type Status = NonNullable<CatalogSource['status']> & { lastSync?: string };
+
+const ready = (cs: CatalogSource | undefined) =>
+  cs?.status?.conditions?.find((c: Condition) => c.type === 'Ready');
+
+/** A local HTTP server serving the test catalog, that can be switched to failing. */
+async function catalogServer(): Promise<{ url: string; failing: { on: boolean }; close(): Promise<void> }> {
+  const failing = { on: false };
+  const server: Server = createServer((_req, res) => {
+    if (failing.on) {
+      res.writeHead(503).end('down for maintenance');
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'application/jsonl' }).end(testCatalogJson);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/api/v1/all`,
+    failing,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+describe('CatalogSource controller', () => {
+  it('a configmap source whose ConfigMap holds FBC documents becomes READY and is stored', async () => {
+    const ns = await freshNamespace('catsrc');
+    const yamlDocs = testCatalogDocs.map((d) => jsyaml.dump(d)).join('---\n');
+    await create(ConfigMapResource, ns, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'catalog' },
+      data: { 'catalog.yaml': yamlDocs },
+    } as never);
+    await create(
+      Resources.CatalogSource,
+      ns,
+      catalogSource(ns, 'cm', { sourceType: 'configmap', configMap: 'catalog' }),
+    );
+
+    const cs = await eventually('the CatalogSource to be READY', async () => {
+      const c = await get<CatalogSource>(Resources.CatalogSource, ns, 'cm');
+      return c?.status?.connectionState?.lastObservedState === 'READY' ? c : undefined;
+    });
+    const status = cs.status as Status;
+    expect(ready(cs)).toMatchObject({ status: 'True', reason: 'Synced' });
+    expect(status.lastSync).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(status.configMapReference).toMatchObject({ name: 'catalog', namespace: ns });
+    const snapshot = manager.ctx.catalogs.get({ namespace: ns, name: 'cm' });
+    expect(snapshot?.config.packages.map((p) => p.name).sort()).toEqual(['bar', 'baz', 'foo', 'qux']);
+    expect(snapshot?.digest).toMatch(/^sha256:/);
+    expect(manager.ctx.catalogs.health({ namespace: ns, name: 'cm' })?.healthy).toBe(true);
+    const events = await eventsFor(ns, 'cm');
+    expect(events.map((e) => e.reason)).toContain('CatalogSynced');
+  });
+
+  it('a configmap source naming a missing ConfigMap says so, and becomes READY once it exists', async () => {
+    const ns = await freshNamespace('catsrc');
+    await create(
+      Resources.CatalogSource,
+      ns,
+      catalogSource(ns, 'late', {
+        sourceType: 'configmap',
+        configMap: 'later',
+        updateStrategy: { registryPoll: { interval: '1s' } },
+      }),
+    );
+    const failing = await eventually('a ConfigMapError', async () => {
+      const c = await get<CatalogSource>(Resources.CatalogSource, ns, 'late');
+      return ready(c)?.status === 'False' ? c : undefined;
+    });
+    expect(ready(failing)).toMatchObject({ reason: 'ConfigMapError' });
+    expect(ready(failing)?.message).toContain(`ConfigMap ${ns}/later`);
+    expect(failing.status?.connectionState?.lastObservedState).toBe('TRANSIENT_FAILURE');
+
+    await create(ConfigMapResource, ns, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'later' },
+      data: { a: testCatalogJson },
+    } as never);
+    const fixed = await eventually('READY after the ConfigMap appears', async () => {
+      const c = await get<CatalogSource>(Resources.CatalogSource, ns, 'late');
+      return ready(c)?.status === 'True' ? c : undefined;
+    });
+    expect(fixed.status?.connectionState?.lastObservedState).toBe('READY');
+    expect(fixed.status?.reason).toBeUndefined();
+  });
+
+  it('an http source becomes READY, keeps its content while the server fails, and recovers', async () => {
+    const ns = await freshNamespace('catsrc');
+    const server = await catalogServer();
+    try {
+      await create(
+        Resources.CatalogSource,
+        ns,
+        catalogSource(ns, 'web', {
+          sourceType: 'http',
+          address: server.url,
+          updateStrategy: { registryPoll: { interval: '1s' } },
+        }),
+      );
+      const cs = await eventually('the http CatalogSource to be READY', async () => {
+        const c = await get<CatalogSource>(Resources.CatalogSource, ns, 'web');
+        return c?.status?.connectionState?.lastObservedState === 'READY' ? c : undefined;
+      });
+      expect(cs.status?.connectionState?.address).toBe(server.url);
+      const ref = { namespace: ns, name: 'web' };
+      const digest = manager.ctx.catalogs.get(ref)?.digest;
+      expect(digest).toBeDefined();
+
+      server.failing.on = true;
+      const down = await eventually('TRANSIENT_FAILURE while the server fails', async () => {
+        const c = await get<CatalogSource>(Resources.CatalogSource, ns, 'web');
+        return c?.status?.connectionState?.lastObservedState === 'TRANSIENT_FAILURE' ? c : undefined;
+      });
+      expect(ready(down)).toMatchObject({ status: 'False', reason: 'RegistryServerError' });
+      expect(ready(down)?.message).toContain('HTTP 503');
+      expect(down.status?.reason).toBe('RegistryServerError');
+      // The last good content stays in use, marked unhealthy.
+      expect(manager.ctx.catalogs.get(ref)?.digest).toBe(digest);
+      expect(manager.ctx.catalogs.health(ref)?.healthy).toBe(false);
+      expect(
+        (await eventsFor(ns, 'web')).some((e) => e.type === 'Warning' && e.reason === 'RegistryServerError'),
+      ).toBe(true);
+
+      server.failing.on = false;
+      const back = await eventually('READY again', async () => {
+        const c = await get<CatalogSource>(Resources.CatalogSource, ns, 'web');
+        return ready(c)?.status === 'True' ? c : undefined;
+      });
+      expect(back.status?.message).toBeUndefined();
+      expect(manager.ctx.catalogs.health(ref)?.healthy).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('an invalid catalog is reported with the problems that make it invalid', async () => {
+    const ns = await freshNamespace('catsrc');
+    const broken = testCatalogJson.replace('"defaultChannel":"stable"', '"defaultChannel":"nightly"');
+    await create(ConfigMapResource, ns, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'broken' },
+      data: { 'catalog.json': broken },
+    } as never);
+    await create(
+      Resources.CatalogSource,
+      ns,
+      catalogSource(ns, 'broken', { sourceType: 'configmap', configMap: 'broken' }),
+    );
+    const cs = await eventually('an InvalidCatalog condition', async () => {
+      const c = await get<CatalogSource>(Resources.CatalogSource, ns, 'broken');
+      return ready(c)?.reason === 'InvalidCatalog' ? c : undefined;
+    });
+    expect(ready(cs)?.message).toContain('nightly');
+    expect(manager.ctx.catalogs.get({ namespace: ns, name: 'broken' })).toBeUndefined();
+  });
+
+  it('a grpc source says it is not supported yet', async () => {
+    const ns = await freshNamespace('catsrc');
+    await create(
+      Resources.CatalogSource,
+      ns,
+      catalogSource(ns, 'img', { sourceType: 'grpc', image: 'quay.io/operatorhubio/catalog:latest' }),
+    );
+    const cs = await eventually('a SourceTypeNotSupported condition', async () => {
+      const c = await get<CatalogSource>(Resources.CatalogSource, ns, 'img');
+      return ready(c)?.status === 'False' ? c : undefined;
+    });
+    expect(ready(cs)).toMatchObject({ reason: 'SourceTypeNotSupported' });
+    expect(ready(cs)?.message).toContain('not supported yet');
+  });
+
+  it('deleting a CatalogSource drops its content from the store', async () => {
+    const ns = await freshNamespace('catsrc');
+    await create(ConfigMapResource, ns, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'c' },
+      data: { x: testCatalogJson },
+    } as never);
+    await create(
+      Resources.CatalogSource,
+      ns,
+      catalogSource(ns, 'gone', { sourceType: 'configmap', configMap: 'c' }),
+    );
+    const ref = { namespace: ns, name: 'gone' };
+    await eventually('content in the store', async () => manager.ctx.catalogs.get(ref));
+    await remove(Resources.CatalogSource, ns, 'gone');
+    await eventually('content dropped', async () => (manager.ctx.catalogs.get(ref) ? undefined : true));
+    expect(manager.ctx.catalogs.health(ref)).toBeUndefined();
+  });
+});

@@ -1,0 +1,128 @@
+/**
+ * Helpers for the controller tests: a manager started in-process against the run's control
+ * plane, and plain-JSON access to the objects the tests create and inspect.
+ */
+import { pino } from 'pino';
+import { inject } from 'vitest';
+import type { KubeObject, ResourceType } from '../../../src/apis/meta.js';
+import { type CatalogSource, Resources, type Subscription } from '../../../src/apis/operators.js';
+import { KubeClient, collectionPath, objectPath } from '../../../src/kube/client.js';
+import type { Controller } from '../../../src/controllers/context.js';
+import { type RunningManager, startManager } from '../../../src/controllers/manager.js';
+import { isNotFound } from '../../../src/kube/errors.js';
+import { kubeConfig } from '../support.js';
+
+export function client(): KubeClient {
+  return new KubeClient(kubeConfig());
+}
+
+/** A manager for this test file: CRDs installed, HTTP on a free port, logs only when BOSUN_TEST_LOG is set. */
+export function startTestManager(controllers?: readonly Controller[]): Promise<RunningManager> {
+  return startManager({
+    kubeconfig: inject('kubeconfig'),
+    installCrds: true,
+    metricsAddr: '127.0.0.1:0',
+    logger: pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' }),
+    ...(controllers ? { controllers } : {}),
+  });
+}
+
+export const ConfigMapResource: ResourceType = {
+  group: '',
+  version: 'v1',
+  kind: 'ConfigMap',
+  plural: 'configmaps',
+  namespaced: true,
+};
+
+export const EventResource: ResourceType = {
+  group: '',
+  version: 'v1',
+  kind: 'Event',
+  plural: 'events',
+  namespaced: true,
+};
+
+export async function create<T extends KubeObject>(
+  resource: ResourceType,
+  namespace: string,
+  body: T,
+): Promise<T> {
+  return client().request<T>({ method: 'POST', path: collectionPath(resource, namespace), body });
+}
+
+export async function get<T extends KubeObject>(
+  resource: ResourceType,
+  namespace: string,
+  name: string,
+): Promise<T | undefined> {
+  try {
+    return await client().request<T>({ path: objectPath(resource, name, namespace) });
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+export async function list<T extends KubeObject>(resource: ResourceType, namespace: string): Promise<T[]> {
+  const res = await client().request<{ items: T[] }>({ path: collectionPath(resource, namespace) });
+  return res.items;
+}
+
+export async function mergePatch<T extends KubeObject>(
+  resource: ResourceType,
+  namespace: string,
+  name: string,
+  patch: unknown,
+): Promise<T> {
+  return client().request<T>({
+    method: 'PATCH',
+    path: objectPath(resource, name, namespace),
+    body: patch,
+    contentType: 'application/merge-patch+json',
+  });
+}
+
+export async function remove(resource: ResourceType, namespace: string, name: string): Promise<void> {
+  try {
+    await client().request({ method: 'DELETE', path: objectPath(resource, name, namespace) });
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+}
+
+/** Events about one object, as `kubectl describe` lists them. */
+export async function eventsFor(
+  namespace: string,
+  name: string,
+): Promise<{ reason: string; message: string; type: string }[]> {
+  const res = await client().request<{ items: { reason: string; message: string; type: string }[] }>({
+    path: collectionPath(EventResource, namespace),
+    query: { fieldSelector: `involvedObject.name=${name}` },
+  });
+  return res.items;
+}
+
+export function catalogSource(namespace: string, name: string, spec: CatalogSource['spec']): CatalogSource {
+  return {
+    apiVersion: 'operators.coreos.com/v1alpha1',
+    kind: 'CatalogSource',
+    metadata: { name, namespace },
+    spec,
+  };
+}
+
+export function subscription(
+  namespace: string,
+  name: string,
+  spec: Partial<Subscription['spec']> & Pick<Subscription['spec'], 'name' | 'source'>,
+): Subscription {
+  return {
+    apiVersion: 'operators.coreos.com/v1alpha1',
+    kind: 'Subscription',
+    metadata: { name, namespace },
+    spec: { sourceNamespace: namespace, ...spec },
+  };
+}
+
+export { Resources };
