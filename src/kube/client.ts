@@ -28,7 +28,15 @@ export interface RequestOptions {
   /** Defaults to application/json; e.g. `application/json;as=Table;v=v1;g=meta.k8s.io` for kubectl's tables. */
   accept?: string;
   signal?: AbortSignal;
+  /**
+   * Abort a request that has not been answered after this long (default 30 s), so that a dead
+   * connection cannot hold a reconcile forever. Streams (watches) have no such limit; the
+   * informer's watchdog covers them.
+   */
+  timeoutMs?: number;
 }
+
+export const defaultRequestTimeoutMs = 30_000;
 
 interface Connection {
   headers: http.OutgoingHttpHeaders;
@@ -49,7 +57,9 @@ export class KubeClient {
 
   /** Sends one request and returns the parsed JSON response. */
   async request<T>(opts: RequestOptions): Promise<T> {
-    const res = await this.send(opts);
+    const timeout = AbortSignal.timeout(opts.timeoutMs ?? defaultRequestTimeoutMs);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+    const res = await this.send({ ...opts, signal });
     const text = await readAll(res);
     if (!isSuccess(res)) throw apiException(res, text);
     return (text === '' ? undefined : JSON.parse(text)) as T;
