@@ -42,10 +42,21 @@ import type {
   Informers,
   Namespace,
 } from './context.js';
+import { csvController } from './csv.js';
+import { installPlanController } from './installplan.js';
+import { operatorConditionController } from './operatorcondition.js';
+import { operatorGroupController } from './operatorgroup.js';
 import { subscriptionController } from './subscription.js';
 
 /** Every controller the manager runs, in start order. */
-export const controllers: readonly Controller[] = [catalogSourceController, subscriptionController];
+export const controllers: readonly Controller[] = [
+  catalogSourceController,
+  subscriptionController,
+  installPlanController,
+  csvController,
+  operatorGroupController,
+  operatorConditionController,
+];
 
 export const DefaultGlobalNamespace = 'olm';
 export const DefaultMetricsAddress = '127.0.0.1:8080';
