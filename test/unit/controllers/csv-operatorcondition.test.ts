@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import type { ClusterServiceVersion } from '../../../src/apis/operators.js';
+import { operatorConditionObjects } from '../../../src/controllers/csv.js';
+import { effectiveConditions } from '../../../src/controllers/operatorcondition.js';
+
+const cond = (type: string, status: 'True' | 'False', reason = 'R') => ({
+  type,
+  status,
+  reason,
+  message: '',
+  lastTransitionTime: '2026-01-01T00:00:00Z',
+});
+
+describe('effectiveConditions', () => {
+  it('mirrors the operator’s conditions', () => {
+    expect(effectiveConditions({ conditions: [cond('Upgradeable', 'True')] })).toEqual([
+      cond('Upgradeable', 'True'),
+    ]);
+  });
+
+  it('an override replaces the operator’s condition of the same type in place, others are appended', () => {
+    const spec = {
+      conditions: [cond('Upgradeable', 'True'), cond('Other', 'True')],
+      overrides: [cond('Upgradeable', 'False', 'Admin'), cond('Extra', 'True')],
+    };
+    expect(effectiveConditions(spec)).toEqual([
+      cond('Upgradeable', 'False', 'Admin'),
+      cond('Other', 'True'),
+      cond('Extra', 'True'),
+    ]);
+  });
+
+  it('no spec means no conditions', () => {
+    expect(effectiveConditions(undefined)).toEqual([]);
+  });
+});
+
+describe('operatorConditionObjects', () => {
+  const csv: ClusterServiceVersion = {
+    apiVersion: 'operators.coreos.com/v1alpha1',
+    kind: 'ClusterServiceVersion',
+    metadata: { name: 'op.v1', namespace: 'ops', uid: 'u-1' },
+    spec: {
+      displayName: 'op',
+      install: {
+        strategy: 'deployment',
+        spec: { deployments: [], permissions: [{ serviceAccountName: 'op', rules: [] }] },
+      },
+    },
+  };
+
+  it('names the OperatorCondition after the CSV, owned by it, and lets the operator’s accounts update it', () => {
+    const [condition, role, binding] = operatorConditionObjects(csv, [
+      { metadata: { name: 'op-controller' } },
+    ]);
+    expect(condition).toMatchObject({
+      kind: 'OperatorCondition',
+      metadata: {
+        name: 'op.v1',
+        namespace: 'ops',
+        ownerReferences: [{ kind: 'ClusterServiceVersion', uid: 'u-1' }],
+      },
+      spec: { serviceAccounts: ['op'], deployments: ['op-controller'] },
+    });
+    expect(role).toMatchObject({
+      kind: 'Role',
+      rules: [{ resources: ['operatorconditions', 'operatorconditions/status'], resourceNames: ['op.v1'] }],
+    });
+    expect(binding).toMatchObject({ subjects: [{ kind: 'ServiceAccount', name: 'op', namespace: 'ops' }] });
+  });
+});

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import type { OperatorGroup } from '../../../src/apis/operators.js';
+import { nextOperatorGroupStatus } from '../../../src/controllers/operatorgroup.js';
+
+const now = Date.parse('2026-11-22T04:00:00Z');
+const og = (spec: OperatorGroup['spec'], status?: OperatorGroup['status']): OperatorGroup => ({
+  apiVersion: 'operators.coreos.com/v1',
+  kind: 'OperatorGroup',
+  metadata: { name: 'og', namespace: 'ops' },
+  spec,
+  ...(status ? { status } : {}),
+});
+const namespaces = [
+  { name: 'a', labels: { team: 'x' } },
+  { name: 'b', labels: { team: 'x' } },
+  { name: 'c' },
+];
+
+describe('nextOperatorGroupStatus', () => {
+  it.each([
+    ['no spec targets all namespaces', undefined, ['']],
+    ['targetNamespaces, sorted', { targetNamespaces: ['c', 'a'] }, ['a', 'c']],
+    ['a selector picks the labelled namespaces', { selector: { matchLabels: { team: 'x' } } }, ['a', 'b']],
+    [
+      'targetNamespaces win over a selector',
+      { targetNamespaces: ['c'], selector: { matchLabels: { team: 'x' } } },
+      ['c'],
+    ],
+    ['a selector matching nothing targets nothing', { selector: { matchLabels: { team: 'y' } } }, []],
+  ] as const)('%s', (_name, spec, expected) => {
+    const status = nextOperatorGroupStatus(og(spec as OperatorGroup['spec']), namespaces, now);
+    expect(status).toEqual({ namespaces: expected, lastUpdated: '2026-11-22T04:00:00Z' });
+  });
+
+  it('writes nothing (and keeps lastUpdated) when the namespaces did not change', () => {
+    const current = og(
+      { targetNamespaces: ['a'] },
+      { namespaces: ['a'], lastUpdated: '2026-01-01T00:00:00Z' },
+    );
+    expect(nextOperatorGroupStatus(current, namespaces, now)).toBeUndefined();
+  });
+
+  it('moves lastUpdated when the namespaces change, keeping the rest of the status', () => {
+    const current = og(
+      { targetNamespaces: ['a', 'b'] },
+      { namespaces: ['a'], lastUpdated: '2026-01-01T00:00:00Z', serviceAccountRef: { name: 'sa' } },
+    );
+    expect(nextOperatorGroupStatus(current, namespaces, now)).toEqual({
+      namespaces: ['a', 'b'],
+      lastUpdated: '2026-11-22T04:00:00Z',
+      serviceAccountRef: { name: 'sa' },
+    });
+  });
+
+  it('leaves the status alone for a spec the CSVs will report ("" in targetNamespaces)', () => {
+    expect(nextOperatorGroupStatus(og({ targetNamespaces: [''] }), namespaces, now)).toBeUndefined();
+  });
+});
