@@ -138,6 +138,8 @@ function build(catalog: Catalog): CatalogIndex {
   return { info, packages, bundles, channelEntries, byGVK, byPackage, byLabel, entries, problems };
 }
 
+const NO_SKIPS: string[] = [];
+
 /** A channel entry as a candidate; `bundle` may be a stand-in when the catalog lacks its olm.bundle. */
 export function toEntry(
   info: CatalogInfo,
@@ -157,7 +159,7 @@ export function toEntry(
     isDefaultChannel,
     rank,
     replaces: ce?.replaces ?? null,
-    skips: ce?.skips ?? [],
+    skips: ce?.skips ?? NO_SKIPS,
     skipRange,
     installed: false,
   };

@@ -7,6 +7,7 @@
  */
 import { Environment } from '@marcbachmann/cel-js';
 import type { Property } from '../apis/fbc.js';
+import { decode } from './values.js';
 import { parseTolerant } from './version.js';
 
 function semverCompare(a: unknown, b: unknown): bigint {
@@ -58,10 +59,10 @@ function compile(rule: string): Compiled {
   return { ok: true, program };
 }
 
-// Property values in a DeclarativeConfig are already decoded JSON, which is what CEL sees in OLM.
+// CEL sees each value as decoded JSON, as in OLM.
 const celProperty = (p: Property): { type: string; value: unknown } => ({
   type: p.type,
-  value: p.value ?? null,
+  value: decode(p.value) ?? null,
 });
 
 function firstLine(err: unknown): string {

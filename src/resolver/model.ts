@@ -49,18 +49,18 @@ export interface BundleProblem {
 
 /** A bundle's facts, read from its properties once. */
 export interface BundleInfo {
-  name: string;
-  package: string;
-  versionText: string;
-  version: SemVer | null;
-  image: string;
-  properties: Property[];
-  provides: GVK[];
-  providesKeys: string[];
-  labels: string[];
-  requirements: Requirement[];
+  readonly name: string;
+  readonly package: string;
+  readonly versionText: string;
+  readonly version: SemVer | null;
+  readonly image: string;
+  readonly properties: readonly Property[];
+  readonly provides: readonly GVK[];
+  readonly providesKeys: readonly string[];
+  readonly labels: readonly string[];
+  readonly requirements: readonly Requirement[];
   /** Why the bundle is unusable, if it is (no version, malformed property, missing bundle document). */
-  problems: BundleProblem[];
+  readonly problems: readonly BundleProblem[];
 }
 
 export interface CatalogInfo {

@@ -8,21 +8,39 @@
  */
 import semver, { type SemVer } from 'semver';
 
+// The same version and range strings recur across a catalog's packages (1.0.0, >=1.0.0 <2.0.0);
+// parsed values are immutable here, so each string is parsed once. Bounded so that a long-running
+// manager that sees many catalogs does not grow without limit.
+const CACHE_LIMIT = 50_000;
+const versions = new Map<string, SemVer | null>();
+const ranges = new Map<string, VersionRange | null>();
+
+function cached<T>(cache: Map<string, T>, text: string, parse: (t: string) => T): T {
+  const hit = cache.get(text);
+  if (hit !== undefined || cache.has(text)) return hit as T;
+  if (cache.size >= CACHE_LIMIT) cache.clear();
+  const value = parse(text);
+  cache.set(text, value);
+  return value;
+}
+
 /** Parses a bundle version; `null` when it is not semver. */
 export function parseVersion(text: string | undefined): SemVer | null {
   if (text === undefined || text === '') return null;
-  return semver.parse(text, { loose: true });
+  return cached(versions, text, (t) => semver.parse(t, { loose: true }));
 }
 
 export type VersionRange = semver.Range;
 
 /** Parses a version range; `null` when it does not parse. */
 export function parseRange(text: string): VersionRange | null {
-  try {
-    return new semver.Range(text, { loose: true, includePrerelease: true });
-  } catch {
-    return null;
-  }
+  return cached(ranges, text, (t) => {
+    try {
+      return new semver.Range(t, { loose: true, includePrerelease: true });
+    } catch {
+      return null;
+    }
+  });
 }
 
 export function inRange(version: SemVer, range: VersionRange): boolean {
