@@ -1,0 +1,286 @@
+import { describe, expect, it } from 'vitest';
+import { emptyConfig } from '../../../src/apis/fbc.js';
+import type { ClusterServiceVersion, InstallPlan, Subscription } from '../../../src/apis/operators.js';
+import type { CatalogSnapshot } from '../../../src/controllers/context.js';
+import {
+  desiredInstallPlan,
+  generatedSubscriptionName,
+  generatedSubscriptions,
+  installedOperators,
+  installPlanName,
+  resolutionInput,
+  type StatusInput,
+  subscriptionStatus,
+} from '../../../src/controllers/subscription-plan.js';
+import { resolve } from '../../../src/resolver/index.js';
+
+const bundle = (pkg: string, version: string, extra: { type: string; value: unknown }[] = []) => ({
+  schema: 'olm.bundle' as const,
+  name: `${pkg}.v${version}`,
+  package: pkg,
+  image: `img/${pkg}:${version}`,
+  properties: [{ type: 'olm.package', value: { packageName: pkg, version } }, ...extra],
+});
+
+function catalog(): CatalogSnapshot {
+  const config = emptyConfig();
+  config.packages.push(
+    { schema: 'olm.package', name: 'foo', defaultChannel: 'stable' },
+    { schema: 'olm.package', name: 'bar', defaultChannel: 'stable' },
+    { schema: 'olm.package', name: 'app', defaultChannel: 'stable' },
+  );
+  config.channels.push(
+    {
+      schema: 'olm.channel',
+      package: 'foo',
+      name: 'stable',
+      entries: [{ name: 'foo.v1.0.0' }, { name: 'foo.v1.1.0', replaces: 'foo.v1.0.0' }],
+    },
+    { schema: 'olm.channel', package: 'bar', name: 'stable', entries: [{ name: 'bar.v1.0.0' }] },
+    { schema: 'olm.channel', package: 'app', name: 'stable', entries: [{ name: 'app.v1.0.0' }] },
+  );
+  config.bundles.push(
+    bundle('foo', '1.0.0'),
+    bundle('foo', '1.1.0'),
+    bundle('bar', '1.0.0', [
+      { type: 'olm.package.required', value: { packageName: 'foo', versionRange: '>=1.0.0' } },
+    ]),
+    bundle('app', '1.0.0', [
+      { type: 'olm.package.required', value: { packageName: 'bar', versionRange: '>=1.0.0' } },
+    ]),
+  );
+  return { ref: { namespace: 'olm', name: 'cat' }, priority: 0, config, digest: 'd', fetchedAt: 0 };
+}
+
+const sub = (
+  name: string,
+  pkg: string,
+  extra: Partial<Subscription['spec']> = {},
+  status?: Subscription['status'],
+): Subscription => ({
+  apiVersion: 'operators.coreos.com/v1alpha1',
+  kind: 'Subscription',
+  metadata: { name, namespace: 'ns', uid: `uid-${name}` },
+  spec: { name: pkg, source: 'cat', sourceNamespace: 'olm', ...extra },
+  ...(status ? { status } : {}),
+});
+
+const csv = (
+  name: string,
+  version: string,
+  extra: Partial<ClusterServiceVersion> = {},
+): ClusterServiceVersion => ({
+  apiVersion: 'operators.coreos.com/v1alpha1',
+  kind: 'ClusterServiceVersion',
+  metadata: { name, namespace: 'ns', ...extra.metadata },
+  spec: { displayName: name, version, install: { strategy: 'deployment' }, ...extra.spec },
+  ...(extra.status ? { status: extra.status } : {}),
+});
+
+describe('names', () => {
+  it('an InstallPlan name depends only on namespace, Subscription and CSV', () => {
+    const a = installPlanName('ns', 'foo', 'foo.v1.0.0');
+    expect(a).toMatch(/^install-[0-9a-f]{10}$/);
+    expect(installPlanName('ns', 'foo', 'foo.v1.0.0')).toBe(a);
+    expect(installPlanName('ns', 'foo', 'foo.v1.1.0')).not.toBe(a);
+    expect(installPlanName('ns2', 'foo', 'foo.v1.0.0')).not.toBe(a);
+  });
+
+  it('generated Subscriptions are named as OLM names them, kept a valid object name', () => {
+    expect(generatedSubscriptionName('etcd', 'alpha', 'community', 'olm')).toBe('etcd-alpha-community-olm');
+    expect(generatedSubscriptionName('Etcd', 'v1_2', 'Cat', 'olm')).toBe('etcd-v1-2-cat-olm');
+    const long = generatedSubscriptionName('p'.repeat(200), 'c'.repeat(60), 's', 'n');
+    expect(long.length).toBeLessThanOrEqual(253);
+  });
+});
+
+describe('installedOperators', () => {
+  it('matches CSVs to catalog bundles, skips copies, and keeps the newer CSV during an upgrade', () => {
+    const subs = [sub('foo', 'foo', {}, { currentCSV: 'foo.v1.1.0', lastUpdated: '' })];
+    const csvs = [
+      csv('foo.v1.0.0', '1.0.0'),
+      csv('foo.v1.1.0', '1.1.0', { spec: { replaces: 'foo.v1.0.0' } as never }),
+      csv('bar.v1.0.0', '1.0.0', { metadata: { name: 'bar.v1.0.0', labels: { 'olm.copiedFrom': 'other' } } }),
+      csv('unknown.v1', '1.0.0'),
+    ];
+    const installed = installedOperators(subs, csvs, [catalog()]);
+    expect(installed).toEqual([
+      expect.objectContaining({
+        name: 'foo.v1.1.0',
+        package: 'foo',
+        version: '1.1.0',
+        catalog: { name: 'cat', namespace: 'olm' },
+      }),
+    ]);
+  });
+
+  it('falls back to the operatorframework.io/properties annotation for CSVs no catalog lists', () => {
+    const props = JSON.stringify({
+      properties: [{ type: 'olm.package', value: { packageName: 'side', version: '2.0.0' } }],
+    });
+    const installed = installedOperators(
+      [],
+      [
+        csv('side.v2', '2.0.0', {
+          metadata: { name: 'side.v2', annotations: { 'operatorframework.io/properties': props } },
+        }),
+      ],
+      [],
+    );
+    expect(installed).toEqual([
+      expect.objectContaining({ name: 'side.v2', package: 'side', version: '2.0.0' }),
+    ]);
+  });
+});
+
+describe('generatedSubscriptions', () => {
+  it('covers each dependency no Subscription covers, inheriting approval through a chain', () => {
+    const subs = [sub('app', 'app', { installPlanApproval: 'Manual' })];
+    const input = resolutionInput('ns', subs, [], [catalog()]);
+    const result = resolve(input, { explain: true });
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    const generated = generatedSubscriptions(result, subs);
+    expect(generated.map((g) => [g.name, g.approval, g.requiredBy])).toEqual([
+      ['foo-stable-cat-olm', 'Manual', 'app'],
+      ['bar-stable-cat-olm', 'Manual', 'app'],
+    ]);
+  });
+
+  it('generates nothing for a dependency that already has a Subscription', () => {
+    const subs = [sub('bar', 'bar'), sub('foo', 'foo')];
+    const result = resolve(resolutionInput('ns', subs, [], [catalog()]), { explain: true });
+    expect(result.ok && generatedSubscriptions(result, subs)).toEqual([]);
+  });
+});
+
+describe('desiredInstallPlan', () => {
+  it('is approved at creation only for Automatic Subscriptions, and records the catalog', () => {
+    const outcome = {
+      subscription: 'foo',
+      package: 'foo',
+      channel: 'stable',
+      catalog: 'cat',
+      catalogNamespace: 'olm',
+      bundle: 'foo.v1.1.0',
+      version: '1.1.0',
+      state: 'install' as const,
+    };
+    const manual = desiredInstallPlan(sub('foo', 'foo', { installPlanApproval: 'Manual' }), outcome, 3);
+    expect(manual.spec).toEqual({
+      clusterServiceVersionNames: ['foo.v1.1.0'],
+      approval: 'Manual',
+      approved: false,
+      generation: 3,
+      source: 'cat',
+      sourceNamespace: 'olm',
+    });
+    expect(desiredInstallPlan(sub('foo', 'foo'), outcome, 1).spec).toMatchObject({
+      approval: 'Automatic',
+      approved: true,
+    });
+  });
+});
+
+describe('subscriptionStatus', () => {
+  const now = Date.parse('2026-01-01T00:00:00Z');
+  const outcome = {
+    subscription: 'foo',
+    package: 'foo',
+    channel: 'stable',
+    catalog: 'cat',
+    catalogNamespace: 'olm',
+    bundle: 'foo.v1.1.0',
+    version: '1.1.0',
+    state: 'install' as const,
+  };
+  const ip = (
+    phase: string,
+    approval: 'Manual' | 'Automatic' = 'Automatic',
+    approved = true,
+  ): InstallPlan => ({
+    apiVersion: 'operators.coreos.com/v1alpha1',
+    kind: 'InstallPlan',
+    metadata: { name: 'install-1', namespace: 'ns', uid: 'ip-uid' },
+    spec: { clusterServiceVersionNames: ['foo.v1.1.0'], approval, approved },
+    ...(phase ? { status: { phase: phase as never, catalogSources: [] } } : {}),
+  });
+  const base = (over: Partial<StatusInput>): StatusInput => ({
+    sub: sub('foo', 'foo'),
+    now,
+    resolution: { ok: true, outcome },
+    catalogHealth: [],
+    catalog: { healthy: true },
+    csvs: new Map(),
+    ...over,
+  });
+  const types = (s: { conditions?: { type: string; status: string; reason?: string }[] }) =>
+    (s.conditions ?? []).map((c) => `${c.type}=${c.status}/${c.reason}`);
+
+  it('a fresh plan is UpgradePending with InstallPlanPending', () => {
+    const s = subscriptionStatus(base({ installPlan: ip('') }));
+    expect(s).toMatchObject({
+      state: 'UpgradePending',
+      currentCSV: 'foo.v1.1.0',
+      installPlanRef: { name: 'install-1', uid: 'ip-uid' },
+    });
+    expect(types(s)).toEqual([
+      'CatalogSourcesUnhealthy=False/AllCatalogSourcesHealthy',
+      'InstallPlanPending=True/InstallPlanNotYetReconciled',
+    ]);
+  });
+
+  it('a Manual plan not yet approved says RequiresApproval', () => {
+    const s = subscriptionStatus(base({ installPlan: ip('', 'Manual', false) }));
+    expect(types(s)).toContain('InstallPlanPending=True/RequiresApproval');
+  });
+
+  it('a Succeeded CSV makes it AtLatestKnown with installedCSV and no pending condition', () => {
+    const csvs = new Map([['foo.v1.1.0', csv('foo.v1.1.0', '1.1.0', { status: { phase: 'Succeeded' } })]]);
+    const pending = subscriptionStatus(base({ installPlan: ip('Installing') }));
+    const s = subscriptionStatus(
+      base({ sub: sub('foo', 'foo', {}, pending), installPlan: ip('Complete'), csvs }),
+    );
+    expect(s).toMatchObject({ state: 'AtLatestKnown', installedCSV: 'foo.v1.1.0' });
+    expect(types(s)).toEqual(['CatalogSourcesUnhealthy=False/AllCatalogSourcesHealthy']);
+  });
+
+  it('a failed plan is UpgradeFailed with InstallPlanFailed', () => {
+    const failed = ip('Failed');
+    failed.status!.conditions = [
+      { type: 'Installed', status: 'False', reason: 'InstallComponentFailed', message: 'boom' },
+    ];
+    const s = subscriptionStatus(base({ installPlan: failed }));
+    expect(s.state).toBe('UpgradeFailed');
+    expect(s.conditions?.find((c) => c.type === 'InstallPlanFailed')).toMatchObject({
+      status: 'True',
+      reason: 'InstallComponentFailed',
+      message: 'boom',
+    });
+  });
+
+  it('a resolution failure is shown, and a later success removes it', () => {
+    const failed = subscriptionStatus(
+      base({
+        resolution: { ok: false, reason: 'ConstraintsNotSatisfiable', message: 'Cannot resolve: ...' },
+      }),
+    );
+    expect(types(failed)).toContain('ResolutionFailed=True/ConstraintsNotSatisfiable');
+    const ok = subscriptionStatus(base({ sub: sub('foo', 'foo', {}, failed) }));
+    expect(types(ok).some((t) => t.startsWith('ResolutionFailed'))).toBe(false);
+  });
+
+  it('an unhealthy catalog is True with its message, and recovery flips it back to False', () => {
+    const sick = subscriptionStatus(
+      base({ catalog: { healthy: false, message: 'CatalogSource olm/cat is unhealthy: HTTP 500' } }),
+    );
+    expect(sick.conditions?.[0]).toMatchObject({
+      type: 'CatalogSourcesUnhealthy',
+      status: 'True',
+      reason: 'UnhealthyCatalogSourceFound',
+      message: 'CatalogSource olm/cat is unhealthy: HTTP 500',
+    });
+    const well = subscriptionStatus(base({ sub: sub('foo', 'foo', {}, sick) }));
+    expect(well.conditions?.[0]).toMatchObject({ status: 'False', reason: 'AllCatalogSourcesHealthy' });
+  });
+});
