@@ -1,0 +1,85 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import type { Subscription } from '../../../src/apis/operators.js';
+import { type RunningManager, startManager } from '../../../src/controllers/manager.js';
+import { eventually, freshNamespace } from '../support.js';
+import { testCatalogJson } from './fixtures.js';
+import { ConfigMapResource, catalogSource, create, get, Resources, subscription } from './support.js';
+
+const lines: Record<string, unknown>[] = [];
+let manager: RunningManager;
+
+beforeAll(async () => {
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      for (const l of String(chunk).split('\n')) if (l.trim()) lines.push(JSON.parse(l));
+      done();
+    },
+  });
+  manager = await startManager({
+    kubeconfig: inject('kubeconfig'),
+    installCrds: true,
+    metricsAddr: '127.0.0.1:0',
+    logger: pino({ level: 'debug' }, sink),
+  });
+});
+afterAll(async () => {
+  await manager?.stop();
+});
+
+describe('manager', () => {
+  it('serves /healthz and /readyz once the informers have synced', async () => {
+    expect(manager.ready()).toBe(true);
+    const health = await fetch(`${manager.url}/healthz`);
+    expect(health.status).toBe(200);
+    const ready = await fetch(`${manager.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.text()).toBe('ok\n');
+    expect((await fetch(`${manager.url}/nothing`)).status).toBe(404);
+  });
+
+  it('counts reconciles and resolutions in /metrics, and logs each reconcile with its own child logger', async () => {
+    const ns = await freshNamespace('mgr');
+    await create(ConfigMapResource, ns, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'c' },
+      data: { c: testCatalogJson },
+    } as never);
+    await create(
+      Resources.CatalogSource,
+      ns,
+      catalogSource(ns, 'test', { sourceType: 'configmap', configMap: 'c' }),
+    );
+    await create(Resources.Subscription, ns, subscription(ns, 'qux', { name: 'qux', source: 'test' }));
+    await eventually('the Subscription to be resolved', async () => {
+      const s = await get<Subscription>(Resources.Subscription, ns, 'qux');
+      return s?.status?.currentCSV ? s : undefined;
+    });
+
+    const text = await (await fetch(`${manager.url}/metrics`)).text();
+    expect(text).toMatch(/bosun_reconcile_total\{controller="subscription",outcome="success"\} [1-9]/);
+    expect(text).toMatch(/bosun_reconcile_total\{controller="catalogsource",outcome="requeue"\} [1-9]/);
+    expect(text).toMatch(/bosun_resolution_duration_seconds_count [1-9]/);
+    expect(text).toMatch(/bosun_reconcile_duration_seconds_bucket\{le="[^"]+",controller="subscription"\}/);
+    expect(text).toContain('bosun_workqueue_depth{controller="installplan"}');
+    expect(text).toContain('bosun_reconcile_errors_total');
+    expect(text).toMatch(/process_resident_memory_bytes \d+/);
+
+    const reconcileLines = lines.filter((l) => l.namespace === ns && l.reconcileID);
+    const kinds = new Set(reconcileLines.map((l) => l.kind));
+    expect(kinds).toContain('Subscription');
+    expect(kinds).toContain('CatalogSource');
+    const created = reconcileLines.find((l) => l.msg === 'installplan created');
+    expect(created).toMatchObject({ kind: 'Subscription', namespace: ns, csv: 'qux.v1.0.0' });
+    // A reconcile's lines share its ID; different reconciles have different IDs.
+    expect(new Set(reconcileLines.map((l) => l.reconcileID)).size).toBeGreaterThan(1);
+  });
+
+  it('refuses to start without a cluster to talk to, saying what to do', async () => {
+    await expect(startManager({ kubeconfig: '/nonexistent/kubeconfig', metricsAddr: null })).rejects.toThrow(
+      /kubeconfig \/nonexistent\/kubeconfig does not exist.*bosun cluster up/,
+    );
+  });
+});
