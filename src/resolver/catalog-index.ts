@@ -8,7 +8,7 @@ import type { DeclarativeConfig } from '../apis/fbc.js';
 import type { Problem } from '../util/result.js';
 import { readBundle } from './bundle.js';
 import { analyzeChannel, type ChannelGraph } from './channel.js';
-import { type BundleInfo, type CatalogInfo, type Entry, entryId } from './model.js';
+import { type BundleInfo, type CatalogInfo, type Entry, entryId, type LookupHint } from './model.js';
 import type { Catalog } from './types.js';
 import { parseRange } from './version.js';
 
@@ -180,4 +180,45 @@ export function missingBundle(name: string, pkg: string): BundleInfo {
     requirements: [],
     problems: [{ field: 'olm.bundle', message: `the catalog has no olm.bundle named ${name}` }],
   };
+}
+
+interface BundleLookup {
+  byGVK: Map<string, BundleInfo[]>;
+  byPackage: Map<string, BundleInfo[]>;
+  byLabel: Map<string, BundleInfo[]>;
+}
+const bundleLookups = new WeakMap<CatalogIndex, BundleLookup>();
+
+/**
+ * Every bundle of the catalog that may match `hint`, candidate or not (skipped, off the chain,
+ * in no channel). Only explanations need this, so its maps are built on first use.
+ */
+export function bundlesMatching(cat: CatalogIndex, hint: LookupHint): Iterable<BundleInfo> {
+  let lookup = bundleLookups.get(cat);
+  if (!lookup) {
+    lookup = { byGVK: new Map(), byPackage: new Map(), byLabel: new Map() };
+    const add = (m: Map<string, BundleInfo[]>, k: string, b: BundleInfo) => {
+      const list = m.get(k);
+      if (list) list.push(b);
+      else m.set(k, [b]);
+    };
+    for (const b of cat.bundles.values()) {
+      add(lookup.byPackage, b.package, b);
+      for (const k of b.providesKeys) add(lookup.byGVK, k, b);
+      for (const l of b.labels) add(lookup.byLabel, l, b);
+    }
+    bundleLookups.set(cat, lookup);
+  }
+  switch (hint.kind) {
+    case 'gvk':
+      return lookup.byGVK.get(hint.key) ?? [];
+    case 'package':
+      return lookup.byPackage.get(hint.name) ?? [];
+    case 'label':
+      return lookup.byLabel.get(hint.label) ?? [];
+    case 'union':
+      return [...new Set(hint.hints.flatMap((h) => [...bundlesMatching(cat, h)]))];
+    case 'all':
+      return cat.bundles.values();
+  }
 }

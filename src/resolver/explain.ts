@@ -4,6 +4,7 @@
  * nobody can meet, the bundles that would match but that the namespace cannot use; and the
  * smallest set of constraints that conflict.
  */
+import { bundlesMatching } from './catalog-index.js';
 import type { ResolveContext } from './context.js';
 import { type Entry, gvkText, type Requirement } from './model.js';
 import { ruleOutText } from './render.js';
@@ -177,9 +178,8 @@ export class Explainer {
   unusable(req: Requirement, of: Entry): Unusable[] {
     const out: Unusable[] = [];
     for (const cat of this.ctx.catalogs) {
-      for (const b of [...cat.bundles.values()].sort((x, y) =>
-        x.name < y.name ? -1 : x.name > y.name ? 1 : 0,
-      )) {
+      const matching = [...bundlesMatching(cat, req.hint)].sort((x, y) => (x.name < y.name ? -1 : 1));
+      for (const b of matching) {
         if (!req.test(b)) continue;
         const base = { bundle: b.name, package: b.package, catalog: cat.info.key.name };
         if (b.package === of.bundle.package) {

@@ -152,6 +152,7 @@ function success(
         : s.installed
           ? SubscriptionState.Upgrade
           : SubscriptionState.Install,
+      ...(s.note ? { note: s.note } : {}),
     };
   });
   if (!explain) return { ok: true, steps, subscriptions };

@@ -106,6 +106,11 @@ export interface SubscriptionOutcome {
   bundle: string;
   version: string;
   state: SubscriptionState;
+  /**
+   * Set when the installed bundle stays only because the Subscription's catalog, package or
+   * channel cannot be found (e.g. `catalog olm/community ... is not one the namespace can use`).
+   */
+  note?: string;
 }
 
 export const FailureReason = {

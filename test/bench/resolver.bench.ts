@@ -65,7 +65,8 @@ const gvk = (group: string, kind: string) => ({ group, version: 'v1', kind });
  * skipRange on every third entry) and, for half the packages, a `fast` channel with the newest
  * four. Each package provides two APIs of its own; one in a hundred also provides one of twenty
  * shared APIs (so providers compete). About a third of the bundles require an API of one of the
- * next fifty packages, a tenth require a package range below its head, a few require a shared API.
+ * next fifty packages, a tenth require a package range below its head, a few require a shared API,
+ * and the last package's head requires an API nobody provides.
  */
 function generateCatalog(seed: number): DeclarativeConfig {
   const next = rng(seed);
@@ -104,6 +105,10 @@ function generateCatalog(seed: number): DeclarativeConfig {
           type: 'olm.package.required',
           value: { packageName: pkgName(ranged), versionRange: '>=1.2.0 <2.0.0' },
         });
+      }
+      if (i === PACKAGES - 1 && v === BUNDLES_PER_PACKAGE - 1) {
+        // One head nobody can satisfy, to time a failure and its explanation.
+        properties.push({ type: 'olm.gvk.required', value: gvk('missing.example.com', 'Nothing') });
       }
       if (next() < 0.005) {
         properties.push({
@@ -263,6 +268,25 @@ async function generated(emit: Emit): Promise<void> {
       value: percentile(ns.times, 0.5),
       unit: 'ms',
       inputs: { ...inputs, subscriptions: ns.packages.length, steps: ns.steps, runs: ns.times.length },
+    });
+
+    const failing = [subscribe(pkgName(PACKAGES - 1), 'bench', 'generated')];
+    const failTimes: number[] = [];
+    let message = '';
+    for (let i = 0; i < 20; i++) {
+      t = process.hrtime.bigint();
+      const r = resolve({ namespace: 'bench', catalogs: [catalog], installed: [], subscriptions: failing });
+      failTimes.push(ms(t));
+      if (!r.ok) message = r.message;
+    }
+    emit({
+      name: 'resolver.generated.unsatisfiable.p50',
+      value: percentile(
+        failTimes.sort((a, b) => a - b),
+        0.5,
+      ),
+      unit: 'ms',
+      inputs: { ...inputs, runs: failTimes.length, message },
     });
 
     const rss = rssMiB();

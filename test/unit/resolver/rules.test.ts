@@ -842,6 +842,30 @@ describe('results', () => {
     ]);
   });
 
+  it('keeps an installed operator whose Subscription names a missing catalog, and says so', () => {
+    const r = resolve({
+      namespace: 'olm',
+      catalogs: [catalog('c', [])],
+      installed: [installed('a', { name: 'a.v1', version: '1.0.0' })],
+      subscriptions: [sub('s', 'a', 'stable', 'gone')],
+    });
+    if (!r.ok) throw new Error(r.message);
+    expect(r.steps).toEqual([]);
+    expect(r.subscriptions).toEqual([
+      {
+        subscription: 's',
+        package: 'a',
+        channel: 'stable',
+        catalog: 'gone',
+        catalogNamespace: 'olm',
+        bundle: 'a.v1',
+        version: '1.0.0',
+        state: 'at-latest',
+        note: 'catalog olm/gone (spec.source, spec.sourceNamespace) is not one the namespace can use (it can use: olm/c)',
+      },
+    ]);
+  });
+
   it('explains a success on request: why this bundle and not the newer ones', () => {
     const r = resolve(
       {
