@@ -41,6 +41,7 @@ const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}
 
 export const csvController: Controller = {
   name: 'csv',
+  kind: Resources.ClusterServiceVersion.kind,
   watch(ctx, enqueue) {
     const { informers } = ctx;
     const csvsIn = (ns: string | undefined) => {
@@ -84,14 +85,13 @@ export const csvController: Controller = {
   },
   reconcile: (ctx) => async (key) => {
     const { namespace = '', name } = splitKey(key);
-    const log = ctx.log.child({ kind: 'ClusterServiceVersion', namespace, name });
     const csv = ctx.informers.csvs.get(key);
     if (csv === undefined) {
-      await cleanupDeleted(ctx, namespace, name, log);
+      await cleanupDeleted(ctx, namespace, name);
       return;
     }
     if (csv.metadata.deletionTimestamp) return;
-    return reconcileCSV(ctx, csv, log);
+    return reconcileCSV(ctx, csv);
   },
 };
 
@@ -102,11 +102,7 @@ function enqueueOwner(d: { metadata?: { labels?: Record<string, string> } }, enq
   }
 }
 
-async function reconcileCSV(
-  ctx: ControllerContext,
-  csv: ClusterServiceVersion,
-  log: ControllerContext['log'],
-) {
+async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) {
   const { informers } = ctx;
   const namespace = csv.metadata.namespace ?? '';
   const name = csv.metadata.name ?? '';
@@ -163,12 +159,12 @@ async function reconcileCSV(
   // Act.
   if (og.ok && !replacer) await annotateCSV(ctx, csv, og.targets);
   if (decision.install && og.ok) {
-    log.info({ deployments: deployments.map((d) => d.metadata?.name) }, 'applying install strategy');
+    ctx.log.info({ deployments: deployments.map((d) => d.metadata?.name) }, 'applying install strategy');
     await applyInstall(ctx, csv, og.targets, deployments);
   }
   await writeStatus(ctx, csv, requirements.statuses, decision);
   if (decision.delete) {
-    log.info({ replacedBy: replacer?.metadata.name }, 'deleting replaced csv');
+    ctx.log.info({ replacedBy: replacer?.metadata.name }, 'deleting replaced csv');
     await deleteIfPresent(ctx.client, objectPath(Resources.ClusterServiceVersion, name, namespace));
   }
   const missingAccount = [...accounts.values()].some((present) => !present);
@@ -323,12 +319,7 @@ async function writeStatus(
  * has not seen yet is never cleaned up, and skipped while an InstallPlan is still creating it
  * (its RBAC is applied before the CSV exists).
  */
-async function cleanupDeleted(
-  ctx: ControllerContext,
-  namespace: string,
-  name: string,
-  log: ControllerContext['log'],
-) {
+async function cleanupDeleted(ctx: ControllerContext, namespace: string, name: string) {
   if (await exists(ctx.client, objectPath(Resources.ClusterServiceVersion, name, namespace))) return;
   const installing = ctx.informers.installPlans
     .list(namespace)
@@ -344,7 +335,7 @@ async function cleanupDeleted(
   for (const resource of [Rbac.ClusterRoleBinding, Rbac.ClusterRole, Rbac.RoleBinding, Rbac.Role]) {
     deleted.push(...(await deleteByLabel(ctx.client, resource, selector)));
   }
-  if (deleted.length > 0) log.info({ deleted }, 'removed rbac of deleted csv');
+  if (deleted.length > 0) ctx.log.info({ deleted }, 'removed rbac of deleted csv');
 }
 
 /** Once the caches are filled: enqueue the CSVs that own cluster RBAC but no longer exist. */

@@ -12,7 +12,6 @@ import { InstallPlanConditionReason, InstallPlanConditionType } from '../apis/co
 import type { InstallPlan, InstallPlanCondition, InstallPlanStatus, Step } from '../apis/operators.js';
 import { InstallPlanPhase, Resources, StepStatus } from '../apis/operators.js';
 import { isEstablished } from '../kube/crds.js';
-import { splitKey } from '../kube/cache.js';
 import { formatTime, statusChanged } from '../kube/conditions.js';
 import { formatApiError, parseApiError } from '../kube/errors.js';
 import { type InstallStep, ownInstallSteps, stepObject, stepsByPhase } from '../install/plan.js';
@@ -30,6 +29,7 @@ const finished = (ip: InstallPlan) =>
 
 export const installPlanController: Controller = {
   name: 'installplan',
+  kind: Resources.InstallPlan.kind,
   watch(ctx, enqueue) {
     const { informers } = ctx;
     const unfinishedIn = (ns?: string) => {
@@ -49,8 +49,6 @@ export const installPlanController: Controller = {
   reconcile: (ctx) => async (key) => {
     const ip = ctx.informers.installPlans.get(key);
     if (ip === undefined || ip.metadata.deletionTimestamp || finished(ip)) return;
-    const { namespace = '', name } = splitKey(key);
-    const log = ctx.log.child({ kind: 'InstallPlan', namespace, name });
 
     const planned = planSteps(ctx, ip);
     if (planned.kind === 'wait') {
@@ -72,7 +70,7 @@ export const installPlanController: Controller = {
       });
       return;
     }
-    return execute(ctx, ip, planned.steps, planned.catalogSources, log);
+    return execute(ctx, ip, planned.steps, planned.catalogSources);
   },
 };
 
@@ -81,7 +79,6 @@ async function execute(
   ip: InstallPlan,
   planned: InstallStep[],
   catalogSources: string[],
-  log: ControllerContext['log'],
 ) {
   const namespace = ip.metadata.namespace ?? '';
   // After a restart the CSV may exist already: own everything from the first apply.
@@ -135,7 +132,7 @@ async function execute(
     }
   }
 
-  log.info({ steps: steps.length }, 'installplan complete');
+  ctx.log.info({ steps: steps.length }, 'installplan complete');
   await writeStatus(ctx, ip, {
     ...base,
     phase: InstallPlanPhase.Complete,

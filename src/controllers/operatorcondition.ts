@@ -24,6 +24,7 @@ export function effectiveConditions(spec: OperatorCondition['spec']): Condition[
 
 export const operatorConditionController: Controller = {
   name: 'operatorcondition',
+  kind: Resources.OperatorCondition.kind,
   watch(ctx, enqueue) {
     ctx.informers.operatorConditions.on({
       add: (c) => enqueue(keyOf(c)),

@@ -38,6 +38,7 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 
 export const operatorGroupController: Controller = {
   name: 'operatorgroup',
+  kind: Resources.OperatorGroup.kind,
   watch(ctx, enqueue) {
     const { informers } = ctx;
     informers.operatorGroups.on({ add: (og) => enqueue(keyOf(og)), update: (_, og) => enqueue(keyOf(og)) });
