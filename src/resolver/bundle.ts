@@ -48,6 +48,7 @@ class Bundle implements BundleInfo {
   readonly provides: GVK[];
   readonly providesKeys: string[];
   readonly labels: string[];
+  readonly deprecated: BundleProblem | null;
   private readonly declaredPackage: string | undefined;
   private readonly malformed: BundleProblem[];
   private parsed?: { version: BundleInfo['version']; requirements: Requirement[]; problems: BundleProblem[] };
@@ -61,6 +62,7 @@ class Bundle implements BundleInfo {
     let declaredPackage: string | undefined;
     let provides: GVK[] | undefined;
     let labels: string[] | undefined;
+    let deprecatedAt: string | undefined;
     const malformed: BundleProblem[] = [];
     src.properties.forEach((p, i) => {
       if (p.type === PropertyType.Package) {
@@ -74,6 +76,8 @@ class Bundle implements BundleInfo {
           provides.push({ group: value.group, version: value.version, kind: value.kind });
         } else
           malformed.push({ field: `properties[${i}]`, message: 'olm.gvk needs group, version and kind' });
+      } else if (p.type === PropertyType.Deprecated) {
+        deprecatedAt ??= `properties[${i}]`;
       } else if (p.type === PropertyType.Label) {
         const label = (decode(p.value) as Record<string, unknown> | null)?.label;
         if (typeof label === 'string') {
@@ -83,6 +87,9 @@ class Bundle implements BundleInfo {
       }
     });
     this.versionText = versionText;
+    this.deprecated = deprecatedAt
+      ? { field: deprecatedAt, message: 'olm.deprecated: the bundle is deprecated and cannot be installed' }
+      : null;
     this.declaredPackage = declaredPackage;
     this.malformed = malformed;
     this.provides = provides ? dedupeGVKs(provides) : NONE;

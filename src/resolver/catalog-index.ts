@@ -179,6 +179,7 @@ export function missingBundle(name: string, pkg: string): BundleInfo {
     labels: [],
     requirements: [],
     problems: [{ field: 'olm.bundle', message: `the catalog has no olm.bundle named ${name}` }],
+    deprecated: null,
   };
 }
 

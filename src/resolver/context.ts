@@ -156,7 +156,7 @@ export class ResolveContext {
     if (this.inProgress.has(e.id)) return null;
     this.inProgress.add(e.id);
     let cause: DeadCause | null = null;
-    const problem = e.bundle.problems[0];
+    const problem = e.bundle.problems[0] ?? (e.installed ? undefined : (e.bundle.deprecated ?? undefined));
     if (problem) cause = { kind: 'invalid', field: problem.field, message: problem.message };
     for (const req of cause ? [] : e.bundle.requirements) {
       if (req.problem) {

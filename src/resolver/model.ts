@@ -61,6 +61,11 @@ export interface BundleInfo {
   readonly requirements: readonly Requirement[];
   /** Why the bundle is unusable, if it is (no version, malformed property, missing bundle document). */
   readonly problems: readonly BundleProblem[];
+  /**
+   * Set when the bundle carries OLM's legacy `olm.deprecated` property: it is never chosen, though
+   * its channel still passes through it and an installed copy may stay.
+   */
+  readonly deprecated: BundleProblem | null;
 }
 
 export interface CatalogInfo {

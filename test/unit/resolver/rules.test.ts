@@ -153,6 +153,74 @@ describe('channels and upgrades', () => {
       plan: [],
     },
     {
+      // OLM's TestSolveOperatorsWithDeprecatedInnerChannelEntry
+      name: 'a deprecated bundle (olm.deprecated) is never chosen, but its channel still passes through it',
+      catalogs: [
+        catalog('c', [
+          {
+            name: 'a',
+            channels: {
+              c: [
+                { name: 'a-1', version: '1.0.0' },
+                {
+                  name: 'a-2',
+                  version: '2.0.0',
+                  replaces: 'a-1',
+                  properties: [{ type: 'olm.deprecated', value: {} }],
+                },
+                { name: 'a-3', version: '3.0.0', replaces: 'a-2' },
+              ],
+            },
+          },
+        ]),
+      ],
+      subscriptions: [sub('s', 'a', 'c', 'c')],
+      plan: ['a-3 subscription c/c'],
+    },
+    {
+      // OLM's TestSolveOperators_WithoutDeprecated
+      name: 'a deprecated head cannot be installed',
+      catalogs: [
+        catalog('c', [
+          {
+            name: 'a',
+            channels: {
+              alpha: [
+                { name: 'a.v1', version: '0.0.1', properties: [{ type: 'olm.deprecated', value: {} }] },
+              ],
+            },
+          },
+        ]),
+      ],
+      subscriptions: [sub('s', 'a', 'alpha', 'c')],
+      fails:
+        'subscription s: a.v1 is invalid: properties[1] olm.deprecated: the bundle is deprecated and cannot be installed',
+    },
+    {
+      name: 'an installed bundle that became deprecated stays',
+      catalogs: [
+        catalog('c', [
+          {
+            name: 'a',
+            channels: {
+              alpha: [
+                { name: 'a.v1', version: '1.0.0', properties: [{ type: 'olm.deprecated', value: {} }] },
+              ],
+            },
+          },
+        ]),
+      ],
+      installed: [
+        installed('a', {
+          name: 'a.v1',
+          version: '1.0.0',
+          properties: [{ type: 'olm.deprecated', value: {} }],
+        }),
+      ],
+      subscriptions: [sub('s', 'a', 'alpha', 'c')],
+      plan: [],
+    },
+    {
       name: 'startingCSV that is not in the channel is explained',
       catalogs: [catalog('c', [{ name: 'a', channels: { stable: chain } }])],
       subscriptions: [sub('s', 'a', 'stable', 'c', { startingCSV: 'a.v7' })],
