@@ -81,6 +81,8 @@ export const csvController: Controller = {
       }
     };
     informers.subscriptions.on({ add: onSubscription, update: (_, s) => onSubscription(s) });
+    // The OperatorCondition is named after its CSV.
+    informers.operatorConditions.on({ delete: (c) => enqueue(keyOf(c.metadata.namespace, c.metadata.name)) });
     void sweepOrphans(ctx, enqueue);
   },
   reconcile: (ctx) => async (key) => {
@@ -161,6 +163,9 @@ async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) 
   if (decision.install && og.ok) {
     ctx.log.info({ deployments: deployments.map((d) => d.metadata?.name) }, 'applying install strategy');
     await applyInstall(ctx, csv, og.targets, deployments);
+  } else if (og.ok && !replacer && installedPhases.has(decision.phase) && !hasOperatorCondition(ctx, csv)) {
+    // Someone deleted the OperatorCondition of an installed operator: put it back.
+    for (const o of operatorConditionObjects(csv, deployments)) await ctx.applier.apply(o);
   }
   await writeStatus(ctx, csv, requirements.statuses, decision);
   if (decision.delete) {
@@ -169,6 +174,13 @@ async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) 
   }
   const missingAccount = [...accounts.values()].some((present) => !present);
   return missingAccount ? { requeueAfter: missingServiceAccountRetryMs } : undefined;
+}
+
+/** Phases in which the install strategy has been applied. */
+const installedPhases: ReadonlySet<string> = new Set([CSVPhase.Installing, CSVPhase.Succeeded]);
+
+function hasOperatorCondition(ctx: ControllerContext, csv: ClusterServiceVersion): boolean {
+  return ctx.informers.operatorConditions.get(keyOf(csv.metadata.namespace, csv.metadata.name)) !== undefined;
 }
 
 /** The Subscription that installed this CSV, whose `spec.config` shapes its Deployments. */

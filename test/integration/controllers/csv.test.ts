@@ -1,8 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClusterServiceVersion } from '../../../src/apis/operators.js';
+import type { ClusterServiceVersion, OperatorCondition } from '../../../src/apis/operators.js';
+import { Resources } from '../../../src/apis/operators.js';
+import { mergePatch } from '../../../src/controllers/objects.js';
+import { objectPath } from '../../../src/kube/client.js';
 import type { Deployment } from '../../../src/controllers/context.js';
 import { eventually, freshNamespace } from '../support.js';
 import {
+  canI,
   createInstallPlan,
   createOperatorGroup,
   csvInPhase,
@@ -126,5 +130,50 @@ describe('CSV controller', () => {
     expect(dep.metadata?.ownerReferences?.map((r) => r.uid)).not.toContain(old.metadata.uid);
     const events = await eventsFor(client, ns, TestOperator.v1);
     expect(events.map((e) => e.reason)).toEqual(expect.arrayContaining(['BeingReplaced']));
+  });
+
+  it('each CSV gets an OperatorCondition its operator may update, mirrored into status and put back when deleted', async () => {
+    const { client } = h.ctx;
+    const ns = await freshNamespace('cond');
+    await createOperatorGroup(client, ns, 'og', { targetNamespaces: [ns] });
+    await createInstallPlan(client, ns);
+    const csv = await csvInPhase(client, ns, TestOperator.v1, 'Succeeded');
+    const path = objectPath(Resources.OperatorCondition, TestOperator.v1, ns);
+    const condition = await eventually('operatorcondition', () => get<OperatorCondition>(client, path));
+    expect(condition.spec).toMatchObject({
+      serviceAccounts: [TestOperator.serviceAccount],
+      deployments: [TestOperator.deployment],
+    });
+    expect(condition.metadata.ownerReferences?.map((r) => r.uid)).toEqual([csv.metadata.uid]);
+
+    const sa = { namespace: ns, name: TestOperator.serviceAccount };
+    const attrs = { group: 'operators.coreos.com', resource: 'operatorconditions', namespace: ns };
+    expect(await canI(client, sa, { ...attrs, verb: 'update', name: TestOperator.v1 })).toBe(true);
+    expect(await canI(client, sa, { ...attrs, verb: 'update', name: 'someone-else' })).toBe(false);
+
+    // The operator finds it through OPERATOR_CONDITION_NAME.
+    const dep = await availableDeployment(ns);
+    expect(JSON.stringify(dep.spec?.template)).toContain(
+      `"name":"OPERATOR_CONDITION_NAME","value":"${TestOperator.v1}"`,
+    );
+
+    const upgradeable = {
+      type: 'Upgradeable',
+      status: 'False',
+      reason: 'Migrating',
+      message: 'a migration is running',
+      lastTransitionTime: '2026-01-01T00:00:00Z',
+    };
+    await mergePatch(client, path, { spec: { conditions: [upgradeable] } });
+    await eventually('status mirrors spec.conditions', async () => {
+      const c = await get<OperatorCondition>(client, path);
+      return c?.status?.conditions?.[0]?.reason === 'Migrating' ? c : undefined;
+    });
+
+    await client.request({ method: 'DELETE', path });
+    await eventually('operatorcondition recreated', async () => {
+      const c = await get<OperatorCondition>(client, path);
+      return c !== undefined && c.metadata.uid !== condition.metadata.uid ? c : undefined;
+    });
   });
 });

@@ -460,3 +460,32 @@ export async function eventsFor(client: KubeClient, ns: string, name: string) {
   });
   return list.items;
 }
+
+/** Whether the API server would allow `serviceAccount` in `saNamespace` to do `verb` (a SubjectAccessReview). */
+export async function canI(
+  client: KubeClient,
+  sa: { namespace: string; name: string },
+  attrs: {
+    verb: string;
+    group?: string;
+    resource: string;
+    namespace?: string;
+    name?: string;
+    subresource?: string;
+  },
+): Promise<boolean> {
+  const review = await client.request<{ status?: { allowed?: boolean } }>({
+    method: 'POST',
+    path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+    body: {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SubjectAccessReview',
+      spec: {
+        user: `system:serviceaccount:${sa.namespace}:${sa.name}`,
+        groups: ['system:serviceaccounts', `system:serviceaccounts:${sa.namespace}`],
+        resourceAttributes: { group: '', ...attrs },
+      },
+    },
+  });
+  return review.status?.allowed === true;
+}

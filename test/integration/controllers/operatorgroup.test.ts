@@ -7,6 +7,7 @@ import { objectPath } from '../../../src/kube/client.js';
 import { Resources } from '../../../src/apis/operators.js';
 import { eventually, freshNamespace } from '../support.js';
 import {
+  canI,
   createInstallPlan,
   createOperatorGroup,
   csvInPhase,
@@ -113,6 +114,9 @@ describe('OperatorGroup scoping', () => {
       { kind: 'ServiceAccount', name: TestOperator.serviceAccount, namespace: ns },
     ]);
     expect((await ownedRbac('roles', ns)).filter(grantsConfigMaps)).toEqual([]);
+    const sa = { namespace: ns, name: TestOperator.serviceAccount };
+    expect(await canI(client, sa, { verb: 'list', resource: 'configmaps', namespace: 'default' })).toBe(true);
+    expect(await canI(client, sa, { verb: 'watch', resource: 'namespaces' })).toBe(true);
   });
 
   it('status.namespaces follows a label selector as namespaces are labelled', async () => {
