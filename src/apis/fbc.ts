@@ -148,6 +148,9 @@ export interface SemverTemplate {
   schema: typeof Schema.SemverTemplate;
   generateMajorChannels?: boolean;
   generateMinorChannels?: boolean;
+  /** Which kind of generated channel wins the default on a tie: `major` or `minor`. */
+  defaultChannelTypePreference?: 'major' | 'minor';
+  /** From earlier opm releases: link every entry to the previous one with `replaces`, no skips. */
   avoidSkipPatch?: boolean;
   candidate?: { bundles: { image: string }[] };
   fast?: { bundles: { image: string }[] };

@@ -31,13 +31,19 @@ export async function readBundle(path: string): Promise<Result<Bundle>> {
 }
 
 export async function readBundleDir(dir: string, opts: ReadOptions = {}): Promise<Result<Bundle>> {
+  const files = await readBundleFiles(dir);
+  if (!files.ok) return files;
+  return bundleFromFiles(files.value, dir, false, opts);
+}
+
+/** The files of a bundle directory: those directly in `manifests/` and `metadata/`. */
+export async function readBundleFiles(dir: string): Promise<Result<FileMap>> {
   const files: FileMap = new Map();
   const problems: Problem[] = [];
   for (const sub of ['manifests', 'metadata']) {
     await collectDir(dir, sub, files, problems);
   }
-  if (problems.length) return fail(problems);
-  return bundleFromFiles(files, dir, false, opts);
+  return problems.length ? fail(problems) : ok(files);
 }
 
 /** Reads the regular files directly under `dir/sub` into `files` as `sub/<name>`; refuses symlinks. */

@@ -111,7 +111,7 @@ export function validateBundle(bundle: Bundle, opts: BundleValidationOptions = {
       .at(labelOf(bundle, 'manifests/'))
       .error(undefined, 'the bundle has no ClusterServiceVersion; it needs exactly one');
   } else if (csvs.length > 1) {
-    const where = csvs.map((m) => `${labelOf(bundle, m.file)} (${describe(m.object)})`).join(', ');
+    const where = csvs.map((m) => `${m.file} (${describe(m.object)})`).join(', ');
     report
       .at(bundle.source)
       .error(

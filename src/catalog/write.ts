@@ -10,9 +10,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as nodefs from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import type { DeclarativeConfig } from '../apis/fbc.js';
+import type { Problem } from '../util/result.js';
 import { type CatalogFormat, catalogFileName, documentsByPackage, encodeDocuments } from './encode.js';
+import { fileOf } from './origin.js';
 
 /** The catalog's files as they should be: path relative to the catalog root → content. */
 export function renderCatalogFiles(
@@ -111,4 +113,45 @@ export async function writeCatalog(
   for (const r of opts.remove ?? []) if (!files.has(r)) changes.push({ path: r, content: null });
   await commitFiles(root, changes, opts.fs);
   return [...files.keys()];
+}
+
+/**
+ * The files under `root` that hold documents of `packages` (from load origins), and the problems
+ * that stop rewriting them: Bosun writes one package per file, so a file that also holds other
+ * packages' documents cannot be replaced.
+ */
+export function filesOfPackages(
+  root: string,
+  cfg: DeclarativeConfig,
+  packages: ReadonlySet<string>,
+): { files: string[]; problems: Problem[] } {
+  const owners = new Map<string, Set<string>>();
+  const note = (doc: object, pkg: string) => {
+    const file = fileOf(doc);
+    if (!file) return;
+    const set = owners.get(file) ?? new Set<string>();
+    set.add(pkg);
+    owners.set(file, set);
+  };
+  for (const p of cfg.packages) note(p, p.name);
+  for (const c of cfg.channels) note(c, c.package);
+  for (const b of cfg.bundles) note(b, b.package);
+  for (const d of cfg.deprecations) note(d, d.package);
+  for (const o of cfg.others) note(o, typeof o.package === 'string' ? o.package : '');
+  const files: string[] = [];
+  const problems: Problem[] = [];
+  for (const [file, pkgs] of owners) {
+    if (![...pkgs].some((p) => packages.has(p))) continue;
+    const others = [...pkgs].filter((p) => !packages.has(p));
+    if (others.length) {
+      problems.push({
+        file,
+        message: `also holds documents of ${others.map((p) => p || '(no package)').join(', ')}; Bosun rewrites a package as one file, so split this file by package first`,
+      });
+      continue;
+    }
+    const rel = relative(root, file);
+    if (!rel.startsWith('..')) files.push(rel);
+  }
+  return { files: files.sort(), problems };
 }

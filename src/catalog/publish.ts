@@ -1,0 +1,261 @@
+/**
+ * Publishing a bundle into a catalog (pure): add its `olm.bundle`, place it on channels, give it
+ * upgrade edges, and check the package still validates.
+ *
+ * Channels, in order of precedence: the ones asked for (`--channel`), the bundle's
+ * `channels.v1` annotation, or with `semver` the semver template's minor channel for its version
+ * (`stable-v1.2`; the archetype is selectable).
+ *
+ * Edges: when the CSV declares any (`spec.replaces`, `spec.skips`, `olm.skipRange`), exactly those,
+ * as OLM reads them from the bundle. Otherwise (and always with `semver`) the semver template's
+ * rule for the newest entry of a channel: it replaces the highest entry of an earlier Y-stream
+ * and skips that entry and every entry of its own Y-stream. That rule only appends: a version
+ * below a channel's newest is refused unless its CSV says where it goes.
+ *
+ * A version already in the package is refused unless `replace` is set; then the old bundle and
+ * its channel entries are removed first. The default channel: the one asked for; else for a new
+ * package the annotation's (or the first channel); else it changes to the annotation's only when
+ * the bundle is the package's newest version. The package's icon and description follow its
+ * newest bundle.
+ */
+import type { KubeManifest } from '../apis/bundle.js';
+import {
+  type BundleDoc,
+  type ChannelDoc,
+  type ChannelEntry,
+  type DeclarativeConfig,
+  type PackageDoc,
+  PropertyType,
+  Schema,
+} from '../apis/fbc.js';
+import { arr, csvSkipRange, csvSkips, str } from '../bundle/manifest.js';
+import { isObject } from '../bundle/yaml.js';
+import { fail, ok, type Problem, type Result } from '../util/result.js';
+import { Archetype } from './semver-template.js';
+import { objectName, validateCatalog } from './validate.js';
+import { compareVersions, parseVersion, type Version } from './version.js';
+
+export interface PublishInput {
+  doc: BundleDoc;
+  csv: KubeManifest;
+  /** The bundle's `channels.v1` annotation, split. */
+  annotationChannels: string[];
+  annotationDefaultChannel?: string;
+}
+
+export interface PublishOptions {
+  channels?: string[];
+  defaultChannel?: string;
+  replace?: boolean;
+  /** Place the bundle on the semver template's minor channel of `archetype` and compute its edges. */
+  semver?: boolean;
+  archetype?: Archetype;
+}
+
+export interface PublishOutcome {
+  config: DeclarativeConfig;
+  package: string;
+  bundle: string;
+  version: string;
+  channels: { name: string; entry: ChannelEntry; created: boolean }[];
+  /** Name of the bundle that `replace` removed. */
+  replaced?: string;
+  packageCreated: boolean;
+  defaultChannel: string;
+  warnings: Problem[];
+}
+
+export function versionOf(b: BundleDoc): string | undefined {
+  const p = Array.isArray(b.properties)
+    ? b.properties.find((x) => x.type === PropertyType.Package)
+    : undefined;
+  return isObject(p?.value) && typeof p.value.version === 'string' ? p.value.version : undefined;
+}
+
+export function publishBundle(
+  cfg: DeclarativeConfig,
+  input: PublishInput,
+  opts: PublishOptions = {},
+): Result<PublishOutcome> {
+  const { doc } = input;
+  const pkg = doc.package;
+  const problems: Problem[] = [];
+  const version = versionOf(doc);
+  const parsed = version ? parseVersion(version) : undefined;
+  if (!version || !parsed)
+    return fail([
+      {
+        object: objectName.bundle(doc.name),
+        field: 'spec.version',
+        message: 'the bundle has no semver version',
+      },
+    ]);
+
+  const out: DeclarativeConfig = {
+    packages: cfg.packages.map((p) => ({ ...p })),
+    channels: cfg.channels.map((c) => ({
+      ...c,
+      entries: Array.isArray(c.entries) ? [...c.entries] : c.entries,
+    })),
+    bundles: [...cfg.bundles],
+    deprecations: cfg.deprecations,
+    others: cfg.others,
+  };
+
+  // Same name or same version already published?
+  let replaced: string | undefined;
+  const clash = out.bundles.find(
+    (b) => b.package === pkg && (b.name === doc.name || versionOf(b) === parsed.version),
+  );
+  if (clash) {
+    if (!opts.replace) {
+      const what =
+        clash.name === doc.name
+          ? `bundle ${doc.name}`
+          : `version ${parsed.version} (as bundle ${clash.name})`;
+      return fail([
+        {
+          object: objectName.package(pkg),
+          message: `${what} is already published in package ${pkg}; pass --replace to overwrite it`,
+        },
+      ]);
+    }
+    replaced = clash.name;
+    out.bundles = out.bundles.filter((b) => b !== clash);
+    for (const c of out.channels)
+      if (c.package === pkg) c.entries = c.entries.filter((e) => e.name !== clash.name);
+    out.channels = out.channels.filter((c) => c.package !== pkg || c.entries.length > 0);
+  }
+
+  const channelNames = opts.semver
+    ? [`${opts.archetype ?? Archetype.Stable}-v${parsed.major}.${parsed.minor}`]
+    : opts.channels?.length
+      ? opts.channels
+      : input.annotationChannels;
+  if (channelNames.length === 0) {
+    return fail([
+      {
+        object: objectName.bundle(doc.name),
+        message:
+          'no channel to publish to: the bundle names none in its annotations; pass --channel or --semver',
+      },
+    ]);
+  }
+
+  const declared = declaredEdges(doc.name, input.csv);
+  const placed: PublishOutcome['channels'] = [];
+  for (const name of [...new Set(channelNames)]) {
+    let ch = out.channels.find((c) => c.package === pkg && c.name === name);
+    const created = !ch;
+    if (!ch) {
+      ch = { schema: Schema.Channel, package: pkg, name, entries: [] };
+      out.channels.push(ch);
+    }
+    const useDeclared = declared && !opts.semver;
+    const entry = useDeclared ? declared : semverEntry(doc.name, parsed, ch, out.bundles, problems);
+    if (!entry) continue;
+    ch.entries = [...ch.entries, entry];
+    placed.push({ name, entry, created });
+  }
+  if (problems.length) return fail(problems);
+
+  out.bundles.push(doc);
+  const newest = out.bundles
+    .filter((b) => b.package === pkg)
+    .every((b) => b === doc || compareVersions(versionOf(b) ?? '0.0.0', parsed) < 0);
+
+  let pkgDoc = out.packages.find((p) => p.name === pkg);
+  const packageCreated = !pkgDoc;
+  if (!pkgDoc) {
+    pkgDoc = { schema: Schema.Package, name: pkg };
+    out.packages.push(pkgDoc);
+  }
+  const wanted =
+    opts.defaultChannel ??
+    (packageCreated || newest || !pkgDoc.defaultChannel ? input.annotationDefaultChannel : undefined);
+  if (wanted) pkgDoc.defaultChannel = wanted;
+  else if (!pkgDoc.defaultChannel) pkgDoc.defaultChannel = placed[0]?.name ?? channelNames[0]!;
+  if (newest) refreshPackageInfo(pkgDoc, input.csv);
+
+  const v = validateCatalog(onlyPackage(out, pkg));
+  if (v.errors.length) return fail(v.errors);
+  return ok({
+    config: out,
+    package: pkg,
+    bundle: doc.name,
+    version: parsed.version,
+    channels: placed,
+    ...(replaced ? { replaced } : {}),
+    packageCreated,
+    defaultChannel: pkgDoc.defaultChannel,
+    warnings: v.warnings,
+  });
+}
+
+/** The CSV's own edges, or undefined when it declares none. */
+function declaredEdges(name: string, csv: KubeManifest): ChannelEntry | undefined {
+  const e: ChannelEntry = { name };
+  const replaces = str(csv, 'spec', 'replaces');
+  if (replaces) e.replaces = replaces;
+  const skips = csvSkips(csv);
+  if (skips.length) e.skips = skips;
+  const skipRange = csvSkipRange(csv);
+  if (skipRange) e.skipRange = skipRange;
+  return e.replaces || e.skips || e.skipRange ? e : undefined;
+}
+
+/** The semver rule's entry for a new newest version of `ch` (see the module comment). */
+function semverEntry(
+  name: string,
+  v: Version,
+  ch: ChannelDoc,
+  bundles: BundleDoc[],
+  problems: Problem[],
+): ChannelEntry | undefined {
+  const versions = new Map(
+    bundles.filter((b) => b.package === ch.package).map((b) => [b.name, parseVersion(versionOf(b) ?? '')]),
+  );
+  const members = ch.entries
+    .map((e) => ({ name: e.name, version: versions.get(e.name) }))
+    .filter((m): m is { name: string; version: Version } => m.version !== undefined)
+    .sort((a, b) => compareVersions(a.version, b.version));
+  const newest = members.at(-1);
+  if (newest && compareVersions(newest.version, v) >= 0) {
+    problems.push({
+      object: objectName.channel(ch.package, ch.name),
+      message: `${name} (${v.version}) is not newer than ${newest.name} (${newest.version.version}); without spec.replaces or spec.skips in its CSV it can only be added as the newest version of a channel`,
+    });
+    return undefined;
+  }
+  const sameY = members
+    .filter((m) => m.version.major === v.major && m.version.minor === v.minor)
+    .map((m) => m.name);
+  const earlierY = members
+    .filter((m) => m.version.major < v.major || (m.version.major === v.major && m.version.minor < v.minor))
+    .at(-1);
+  const entry: ChannelEntry = { name };
+  const skips = [...(earlierY ? [earlierY.name] : []), ...sameY];
+  if (earlierY) entry.replaces = earlierY.name;
+  if (skips.length) entry.skips = skips;
+  return entry;
+}
+
+function refreshPackageInfo(pkg: PackageDoc, csv: KubeManifest): void {
+  const icon = arr(csv, 'spec', 'icon')?.[0];
+  const data = str(icon, 'base64data');
+  const mediatype = str(icon, 'mediatype');
+  if (data && mediatype) pkg.icon = { base64data: data, mediatype };
+  const description = str(csv, 'spec', 'description');
+  if (description) pkg.description = description;
+}
+
+/** The part of a catalog that belongs to one package. */
+export function onlyPackage(cfg: DeclarativeConfig, pkg: string): DeclarativeConfig {
+  return {
+    packages: cfg.packages.filter((p) => p.name === pkg),
+    channels: cfg.channels.filter((c) => c.package === pkg),
+    bundles: cfg.bundles.filter((b) => b.package === pkg),
+    deprecations: cfg.deprecations.filter((d) => d.package === pkg),
+    others: cfg.others.filter((o) => o.package === pkg),
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * What `bosun catalog render` (and `diff`) accept, told apart by looking at the path:
+ * a bundle directory (`manifests/` + `metadata/`), a bundle archive, a package-manifest package
+ * (`*.package.yaml`), a directory of packages (like community-operators), a catalog directory,
+ * or a single catalog file.
+ */
+import { open, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type DeclarativeConfig, emptyConfig } from '../../../apis/fbc.js';
+import { isGzip } from '../../../bundle/archive.js';
+import { isPackageManifestDir } from '../../../bundle/package-manifest.js';
+import { readBundle } from '../../../bundle/read.js';
+import { bundleToDoc, type RenderOptions } from '../../../bundle/render.js';
+import { validateBundle } from '../../../bundle/validate.js';
+import { importOperatorsDir, importPackageDir, mergeInto } from '../../../catalog/import.js';
+import { addDocuments, loadCatalog } from '../../../catalog/load.js';
+import type { Problem } from '../../../util/result.js';
+
+export const InputKind = {
+  BundleDir: 'bundle directory',
+  BundleArchive: 'bundle archive',
+  PackageManifest: 'package-manifest package',
+  OperatorsDir: 'directory of packages',
+  CatalogDir: 'catalog directory',
+  CatalogFile: 'catalog file',
+} as const;
+export type InputKind = (typeof InputKind)[keyof typeof InputKind];
+
+export async function detectInput(path: string): Promise<InputKind | { error: string }> {
+  let st: Awaited<ReturnType<typeof stat>>;
+  try {
+    st = await stat(path);
+  } catch {
+    return { error: 'no such file or directory' };
+  }
+  if (st.isFile()) return (await looksLikeArchive(path)) ? InputKind.BundleArchive : InputKind.CatalogFile;
+  if (!st.isDirectory()) return { error: 'not a file or directory' };
+  const names = await readdir(path);
+  if (names.includes('manifests') && names.includes('metadata')) return InputKind.BundleDir;
+  if (await isPackageManifestDir(path)) return InputKind.PackageManifest;
+  for (const n of names) {
+    const child = join(path, n);
+    if (!(await stat(child).catch(() => undefined))?.isDirectory()) continue;
+    if (await isPackageManifestDir(child)) return InputKind.OperatorsDir;
+    const grand = await readdir(child).catch(() => [] as string[]);
+    for (const g of grand) {
+      const inner = await readdir(join(child, g)).catch(() => [] as string[]);
+      if (inner.includes('manifests') && inner.includes('metadata')) return InputKind.OperatorsDir;
+    }
+  }
+  return InputKind.CatalogDir;
+}
+
+/** gzip magic, or a tar header's "ustar" at offset 257. */
+async function looksLikeArchive(path: string): Promise<boolean> {
+  const fh = await open(path, 'r');
+  try {
+    const buf = Buffer.alloc(263);
+    const { bytesRead } = await fh.read(buf, 0, 263, 0);
+    return isGzip(buf.subarray(0, bytesRead)) || buf.subarray(257, 262).toString('latin1') === 'ustar';
+  } finally {
+    await fh.close();
+  }
+}
+
+export interface RenderedInput {
+  config: DeclarativeConfig;
+  errors: Problem[];
+  warnings: Problem[];
+}
+
+/** Renders any accepted input to FBC. Bundles are validated first: an invalid bundle renders nothing. */
+export async function renderInput(
+  path: string,
+  opts: RenderOptions & { workers?: number } = {},
+): Promise<RenderedInput> {
+  const kind = await detectInput(path);
+  const config = emptyConfig();
+  const errors: Problem[] = [];
+  const warnings: Problem[] = [];
+  if (typeof kind === 'object') return { config, errors: [{ file: path, message: kind.error }], warnings };
+  switch (kind) {
+    case InputKind.BundleDir:
+    case InputKind.BundleArchive: {
+      const read = await readBundle(path);
+      if (!read.ok) return { config, errors: read.errors, warnings };
+      const v = validateBundle(read.value);
+      warnings.push(...v.warnings);
+      if (v.errors.length) return { config, errors: v.errors, warnings };
+      const doc = bundleToDoc(read.value, opts);
+      if (!doc.ok) return { config, errors: doc.errors, warnings };
+      config.bundles.push(doc.value);
+      return { config, errors, warnings };
+    }
+    case InputKind.PackageManifest: {
+      const { cfg, result } = await importPackageDir(path);
+      return { config: cfg, errors: result.errors, warnings: result.warnings };
+    }
+    case InputKind.OperatorsDir: {
+      const r = await importOperatorsDir(path, opts.workers ? { workers: opts.workers } : {});
+      return { config: r.config, errors: r.errors, warnings: r.warnings };
+    }
+    case InputKind.CatalogDir: {
+      const loaded = await loadCatalog(path);
+      return loaded.ok
+        ? { config: loaded.value, errors, warnings }
+        : { config, errors: loaded.errors, warnings };
+    }
+    case InputKind.CatalogFile: {
+      const { readFile } = await import('node:fs/promises');
+      addDocuments(config, await readFile(path, 'utf8'), path, errors);
+      return { config, errors, warnings };
+    }
+  }
+}
+
+/** Renders several inputs into one config, collecting every input's problems. */
+export async function renderInputs(
+  paths: string[],
+  opts: RenderOptions & { workers?: number } = {},
+): Promise<RenderedInput> {
+  const out: RenderedInput = { config: emptyConfig(), errors: [], warnings: [] };
+  for (const p of paths) {
+    const r = await renderInput(p, opts);
+    mergeInto(out.config, r.config);
+    out.errors.push(...r.errors);
+    out.warnings.push(...r.warnings);
+  }
+  return out;
+}

@@ -1,0 +1,173 @@
+import { access, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { BundleAnnotation } from '../../../apis/bundle.js';
+import { type DeclarativeConfig, emptyConfig } from '../../../apis/fbc.js';
+import { isCSV } from '../../../bundle/manifest.js';
+import { readBundle } from '../../../bundle/read.js';
+import { bundleToDoc } from '../../../bundle/render.js';
+import { validateBundle } from '../../../bundle/validate.js';
+import { CatalogFormat, catalogFileName } from '../../../catalog/encode.js';
+import { loadCatalog } from '../../../catalog/load.js';
+import { publishBundle } from '../../../catalog/publish.js';
+import { Archetype, Archetypes } from '../../../catalog/semver-template.js';
+import { filesOfPackages, writeCatalog } from '../../../catalog/write.js';
+import { UsageError } from '../../../util/errors.js';
+import type { Problem } from '../../../util/result.js';
+import { bool, type Command, str, strs } from '../../command.js';
+import {
+  argPath,
+  countSummary,
+  displayPath,
+  emitReport,
+  outputMode,
+  outputOption,
+  type Report,
+} from './report.js';
+import { imageTemplateOption, parseFormat } from './shared.js';
+
+export const publishCommand: Command = {
+  name: 'publish',
+  summary: 'Add a bundle to a catalog: place it on channels, compute its edges, validate, write',
+  usage: '<catalog-dir> <bundle-dir|archive>',
+  description:
+    'Validates the bundle, adds it to the package in the catalog (creating both if needed) and writes\n' +
+    '<catalog-dir>/<package>/catalog.yaml. Channels: --channel, else the bundle annotations, or with\n' +
+    '--semver the semver template channel of its version (<archetype>-v<major>.<minor>). Edges: the\n' +
+    "CSV's replaces/skips/olm.skipRange when it declares any, else the semver rule (replace the newest\n" +
+    'entry of an earlier Y-stream, skip the entries of the same one). The package must validate after,\n' +
+    'or nothing is written. A version already published is refused unless --replace.',
+  args: { min: 2, max: 2 },
+  options: {
+    channel: {
+      type: 'string',
+      multiple: true,
+      valueName: 'NAME',
+      description: 'A channel to publish to, instead of the annotations',
+    },
+    'default-channel': {
+      type: 'string',
+      valueName: 'NAME',
+      description: "Set the package's default channel",
+    },
+    replace: { type: 'boolean', description: 'Replace the bundle if its version is already published' },
+    semver: {
+      type: 'boolean',
+      description: 'Place the bundle and compute its edges by the semver template rules',
+    },
+    archetype: {
+      type: 'string',
+      valueName: 'NAME',
+      description: 'With --semver: candidate, fast or stable (default)',
+    },
+    format: {
+      type: 'string',
+      valueName: 'FORMAT',
+      description: 'yaml (default) or json, for a package file not written yet',
+    },
+    ...imageTemplateOption,
+    ...outputOption,
+  },
+  run: async ({ values, positionals, ctx }) => {
+    const mode = outputMode(values);
+    const root = argPath(ctx, positionals[0]!);
+    const bundlePath = argPath(ctx, positionals[1]!);
+    const archetype = str(values, 'archetype') ?? Archetype.Stable;
+    if (!(Archetypes as readonly string[]).includes(archetype))
+      throw new UsageError(`--archetype: "${archetype}" is not candidate, fast or stable`);
+    const requested = parseFormat(values, 'format');
+    const fail = (errors: Problem[], warnings: Problem[] = []) =>
+      emitReport(
+        ctx,
+        mode,
+        { ok: false, packages: 0, bundles: 0, errors, warnings },
+        `nothing was published: ${errors.length} error(s)`,
+      );
+
+    const catalog = await loadOrEmpty(root);
+    const read = await readBundle(bundlePath);
+    const errors: Problem[] = [...(catalog.ok ? [] : catalog.errors), ...(read.ok ? [] : read.errors)];
+    if (!catalog.ok || !read.ok) return fail(errors);
+    const bundle = read.value;
+    const check = validateBundle(bundle);
+    if (check.errors.length) return fail(check.errors, check.warnings);
+    const template = str(values, 'image-ref-template');
+    const doc = bundleToDoc(bundle, template ? { imageRefTemplate: template } : {});
+    if (!doc.ok) return fail(doc.errors, check.warnings);
+    const csv = bundle.manifests.find((m) => isCSV(m.object))!.object;
+    const annotationChannels = (bundle.annotations[BundleAnnotation.Channels] ?? '')
+      .split(',')
+      .map((c) => c.trim())
+      .filter(Boolean);
+    const annotationDefault = bundle.annotations[BundleAnnotation.DefaultChannel];
+    const channels = strs(values, 'channel');
+    const defaultChannel = str(values, 'default-channel');
+    const outcome = publishBundle(
+      catalog.value,
+      {
+        doc: doc.value,
+        csv,
+        annotationChannels,
+        ...(annotationDefault ? { annotationDefaultChannel: annotationDefault } : {}),
+      },
+      {
+        ...(channels.length ? { channels } : {}),
+        ...(defaultChannel ? { defaultChannel } : {}),
+        replace: bool(values, 'replace'),
+        semver: bool(values, 'semver'),
+        archetype: archetype as Archetype,
+      },
+    );
+    if (!outcome.ok) return fail(outcome.errors, check.warnings);
+    const pkg = outcome.value.package;
+    const { files: oldFiles, problems } = filesOfPackages(root, catalog.value, new Set([pkg]));
+    if (problems.length) return fail(problems, check.warnings);
+    const format =
+      requested ??
+      ((await exists(join(root, pkg, catalogFileName(CatalogFormat.JSON))))
+        ? CatalogFormat.JSON
+        : CatalogFormat.YAML);
+    const written = await writeCatalog(root, outcome.value.config, {
+      format,
+      packages: new Set([pkg]),
+      remove: oldFiles,
+    });
+
+    const o = outcome.value;
+    const report: Report = {
+      ok: true,
+      packages: 1,
+      bundles: 1,
+      errors: [],
+      warnings: [...check.warnings, ...o.warnings],
+      package: pkg,
+      bundle: o.bundle,
+      version: o.version,
+      channels: o.channels.map((c) => ({ name: c.name, created: c.created, entry: c.entry })),
+      defaultChannel: o.defaultChannel,
+      replaced: o.replaced ?? null,
+      written,
+    };
+    const placed = o.channels
+      .map((c) => `${c.name}${c.entry.replaces ? ` (replaces ${c.entry.replaces})` : ''}`)
+      .join(', ');
+    const summary = `published ${o.bundle} (${o.version}) to ${pkg} in ${displayPath(ctx, root)}: ${placed}${o.replaced ? `; replaced ${o.replaced}` : ''}${countSummary(report)}`;
+    return emitReport(ctx, mode, report, summary);
+  },
+};
+
+async function loadOrEmpty(
+  root: string,
+): Promise<{ ok: true; value: DeclarativeConfig } | { ok: false; errors: Problem[] }> {
+  const st = await stat(root).catch(() => undefined);
+  if (!st) return { ok: true, value: emptyConfig() };
+  if (!st.isDirectory())
+    return { ok: false, errors: [{ file: root, message: 'the catalog must be a directory' }] };
+  return loadCatalog(root);
+}
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}

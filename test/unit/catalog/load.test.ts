@@ -1,0 +1,115 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { emptyConfig } from '../../../src/apis/fbc.js';
+import { IgnoreMatcher } from '../../../src/catalog/ignore.js';
+import { parseJsonStream } from '../../../src/catalog/json-stream.js';
+import { addDocuments, loadCatalog } from '../../../src/catalog/load.js';
+import { fileOf } from '../../../src/catalog/origin.js';
+import type { Problem } from '../../../src/util/result.js';
+
+const mixed = join(import.meta.dirname, '../../fixtures/catalogs/mixed');
+
+describe('loadCatalog', () => {
+  it('reads YAML and JSON streams below the root, honouring .indexignore', async () => {
+    const r = await loadCatalog(mixed);
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    const cfg = r.value;
+    expect(cfg.packages.map((p) => p.name)).toEqual(['alpha', 'beta']);
+    expect(cfg.channels.map((c) => `${c.package}/${c.name}`)).toEqual(['alpha/stable', 'beta/fast']);
+    expect(cfg.bundles.map((b) => b.name)).toEqual(['alpha.v1.0.0', 'alpha.v1.1.0', 'beta.v0.1.0']);
+    expect(cfg.deprecations).toHaveLength(1);
+    expect(cfg.others).toEqual([
+      { schema: 'bosun.example.note', package: 'alpha', text: expect.stringContaining('kept as they are') },
+    ]);
+    expect(cfg.packages[1]!.description).toContain('} {');
+    expect(fileOf(cfg.bundles[2]!)).toBe(join(mixed, 'beta/bundles.json'));
+  });
+
+  it('reports a missing directory', async () => {
+    const r = await loadCatalog(join(mixed, 'nope'));
+    expect(r.ok).toBe(false);
+  });
+
+  it('reports every unreadable file, not only the first', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'bosun-load-'));
+    await writeFile(join(dir, 'a.yaml'), 'schema: olm.package\nname: [x\n');
+    await writeFile(join(dir, 'b.json'), '{"schema": "olm.package", "name": }');
+    await writeFile(join(dir, 'c.yaml'), 'name: no-schema\n');
+    const r = await loadCatalog(dir);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors.map((e) => e.file)).toEqual([
+      join(dir, 'a.yaml'),
+      join(dir, 'b.json'),
+      join(dir, 'c.yaml'),
+    ]);
+    expect(r.errors[2]).toMatchObject({ object: 'no-schema', field: 'schema' });
+  });
+});
+
+describe('addDocuments', () => {
+  it.each([
+    ['duplicate keys', 'schema: olm.package\nname: a\nname: b\n', /line 3, column 1: duplicated mapping key/],
+    ['malformed YAML', 'schema: olm.package\n  name: : :\n', /invalid YAML: line \d+/],
+    ['a list instead of a document', '- schema: olm.package\n', /found a list/],
+    ['a document without schema', 'name: x\n', /needs a "schema"/],
+  ])('rejects %s with a located message', (_, text, message) => {
+    const problems: Problem[] = [];
+    addDocuments(emptyConfig(), text, 'f.yaml', problems);
+    expect(problems).toEqual([
+      expect.objectContaining({ file: 'f.yaml', message: expect.stringMatching(message) }),
+    ]);
+  });
+
+  it('skips empty documents, as opm does', () => {
+    const cfg = emptyConfig();
+    const problems: Problem[] = [];
+    addDocuments(cfg, '---\n---\n# only a comment\n---\nschema: olm.package\nname: a\n', 'f.yaml', problems);
+    expect(problems).toEqual([]);
+    expect(cfg.packages).toEqual([{ schema: 'olm.package', name: 'a' }]);
+  });
+});
+
+describe('parseJsonStream', () => {
+  it.each([
+    ['one document', '{"a": 1}', [{ a: 1 }]],
+    [
+      'pretty documents one after another',
+      '{\n    "a": 1\n}\n{\n    "b": {"c": 2}\n}\n',
+      [{ a: 1 }, { b: { c: 2 } }],
+    ],
+    ['compact documents on lines', '{"a":1}\n{"b":2}\n', [{ a: 1 }, { b: 2 }]],
+    ['a boundary look-alike in a string', '{"t":"} {"}{"u":"}\\n{"}', [{ t: '} {' }, { u: '}\n{' }]],
+    ['nothing', '  \n', []],
+  ])('splits %s', (_, text, docs) => {
+    expect(parseJsonStream(text, 'f.json')).toEqual({ ok: true, docs });
+  });
+
+  it('locates an invalid document by line', () => {
+    const r = parseJsonStream('{"a": 1}\n{"b": }\n', 'f.json');
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.problem.message).toMatch(/starting at line 2, column 1/);
+  });
+});
+
+describe('.indexignore patterns', () => {
+  const m = new IgnoreMatcher();
+  m.add('', '# comment\n*.md\nbuild/\n/top.yaml\n');
+  m.add('pkg', 'drafts/**\n!drafts/keep.yaml\n');
+  it.each([
+    ['README.md', false, true],
+    ['pkg/notes.md', false, true],
+    ['build', true, true],
+    ['build', false, false],
+    ['top.yaml', false, true],
+    ['pkg/top.yaml', false, false],
+    ['pkg/drafts/a.yaml', false, true],
+    ['pkg/drafts/keep.yaml', false, false],
+    ['other/drafts/a.yaml', false, false],
+    ['pkg/catalog.yaml', false, false],
+  ])('%s (dir: %s) ignored: %s', (path, isDir, ignored) => {
+    expect(m.ignores(path, isDir)).toBe(ignored);
+  });
+});
