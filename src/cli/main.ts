@@ -11,8 +11,9 @@ import {
 import { bundleCommand } from './commands/bundle.js';
 import { catalogCommand } from './commands/catalog.js';
 import { clusterCommand } from './commands/cluster.js';
-import { operatorCommand, planCommand, startCommand } from './commands/operator.js';
+import { operatorCommand, planCommand } from './commands/operator.js';
 import { explainCommand, resolveCommand } from './commands/resolve.js';
+import { startCommand } from './commands/start.js';
 
 export const version: string = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),

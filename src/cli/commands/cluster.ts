@@ -114,28 +114,3 @@ export const clusterCommand: Command = {
   summary: 'Run a local Kubernetes control plane (up, down, status, kubeconfig)',
   subcommands: [upCommand, downCommand, statusCommand, kubeconfigCommand],
 };
-
-/**
- * The README's first command. With KUBECONFIG (or --kubeconfig) naming an existing cluster it
- * starts nothing; otherwise it brings up the local control plane.
- */
-export const startCommand: Command = {
-  name: 'start',
-  summary: 'Start Bosun: bring up the local control plane (or use KUBECONFIG) and print how to use it',
-  options: {
-    kubeconfig: {
-      type: 'string',
-      valueName: 'FILE',
-      description: 'Use this existing cluster instead of a local one',
-    },
-    ...nameOption,
-  },
-  run: async (inv) => {
-    const kubeconfig = str(inv.values, 'kubeconfig') ?? inv.ctx.env.KUBECONFIG;
-    if (kubeconfig) {
-      inv.ctx.stdout.write(`Using the existing cluster of ${kubeconfig}; no local control plane started.\n`);
-      return 0;
-    }
-    return upCommand.run!(inv);
-  },
-};

@@ -80,6 +80,3 @@ export const planCommand: Command = {
     throw new UserError('bosun plan is not available in this version yet');
   },
 };
-
-// `start` is defined with the cluster commands for now: it brings up the local control plane.
-export { startCommand } from './cluster.js';
