@@ -58,18 +58,30 @@ export function resolve(input: ResolutionInput, options: ResolveOptions = {}): R
     };
   }
 
-  // Narrow the failure to the fewest Subscriptions that still fail together, and explain that.
-  let core = subs.filter((s) => result.blame.has(s.origin));
-  let failure: Failure = result.failure;
-  let blame: ReadonlySet<Blame> = result.blame;
+  return unsatisfiable(ctx, explainer, fixed, subs, result, maxSteps);
+}
+
+/**
+ * A failure, narrowed to the fewest Subscriptions that still fail together (dropping each in
+ * turn and keeping it out when the rest still fail), then explained.
+ */
+function unsatisfiable(
+  ctx: ResolveContext,
+  explainer: Explainer,
+  fixed: Entry[],
+  subs: SubscriptionObligation[],
+  first: { failure: Failure; blame: ReadonlySet<Blame> },
+  maxSteps: number,
+): ResolutionResult {
+  let core = subs.filter((s) => first.blame.has(s.origin));
+  let { failure, blame } = first;
   for (const s of [...core]) {
     if (core.length <= 1) break;
     const without = core.filter((c) => c !== s);
     const trial = search(ctx, fixed, without, maxSteps);
     if (!trial.ok && !('limit' in trial)) {
       core = without;
-      failure = trial.failure;
-      blame = trial.blame;
+      ({ failure, blame } = trial);
     }
   }
   const publicFailure = explainer.failure(failure);
@@ -90,7 +102,7 @@ export function resolve(input: ResolutionInput, options: ResolveOptions = {}): R
 function checkInput(input: ResolutionInput): Problem[] {
   const problems: Problem[] = [];
   const seenSubs = new Set<string>();
-  for (const s of input.subscriptions) {
+  for (const s of [...input.subscriptions].sort(byName)) {
     const object = `Subscription/${s.name || '(unnamed)'}`;
     if (!s.name) problems.push({ object, field: 'metadata.name', message: 'is empty' });
     if (seenSubs.has(s.name)) problems.push({ object, message: 'is given twice' });
@@ -107,8 +119,7 @@ function checkInput(input: ResolutionInput): Problem[] {
     if (!s.source) problems.push({ object, field: 'spec.source', message: 'is empty: name the catalog' });
   }
   const seenCatalogs = new Set<string>();
-  for (const c of input.catalogs) {
-    const k = `${c.namespace}/${c.name}`;
+  for (const k of input.catalogs.map((c) => `${c.namespace}/${c.name}`).sort()) {
     if (seenCatalogs.has(k)) problems.push({ object: `CatalogSource/${k}`, message: 'is given twice' });
     seenCatalogs.add(k);
   }
