@@ -20,7 +20,13 @@ import { CSVPhase, InstallPlanPhase, Label, Resources } from '../apis/operators.
 import { renderDeployments } from '../install/deployments.js';
 import { checkStrategy } from '../install/health.js';
 import { type OperatorGroupTargets, operatorGroupAnnotations } from '../install/operatorgroup.js';
-import { addOwnerReference, csvOwnerReference, ownerLabels, ownerSelector } from '../install/ownership.js';
+import {
+  addOwnerReference,
+  CopiedFromLabel,
+  csvOwnerReference,
+  ownerLabels,
+  ownerSelector,
+} from '../install/ownership.js';
 import { rbacForPermissions } from '../install/rbac.js';
 import { isEmptySelector } from '../install/selector.js';
 import { splitKey } from '../kube/cache.js';
@@ -28,6 +34,7 @@ import { collectionPath, objectPath } from '../kube/client.js';
 import { formatTime, statusChanged } from '../kube/conditions.js';
 import type { Controller, ControllerContext } from './context.js';
 import { type CSVDecision, decideCSVPhase } from './csv-phase.js';
+import { type RbacRef, staleRbac } from './csv-rbac.js';
 import { checkRequirements, csvServiceAccounts, operatorGroupVerdict } from './csv-requirements.js';
 import { deleteByLabel, deleteIfPresent, exists, mergePatch, Rbac, ServiceAccounts } from './objects.js';
 
@@ -231,8 +238,38 @@ async function applyInstall(
   for (const r of [...rbac.clusterRoles, ...rbac.roles, ...rbac.clusterRoleBindings, ...rbac.roleBindings]) {
     await ctx.applier.apply(r.metadata.namespace === namespace ? addOwnerReference(r, identity) : r);
   }
+  await pruneRbac(ctx, csv, targets);
   for (const o of operatorConditionObjects(csv, deployments)) await ctx.applier.apply(o);
   for (const d of deployments) await ctx.applier.apply(d as KubeObject);
+}
+
+/** Deletes the RBAC the previous OperatorGroup targets needed and the current ones do not. */
+async function pruneRbac(ctx: ControllerContext, csv: ClusterServiceVersion, targets: OperatorGroupTargets) {
+  const ref = { name: csv.metadata.name ?? '', namespace: csv.metadata.namespace ?? '' };
+  const selector = `${ownerSelector(ref)},${CopiedFromLabel}`;
+  const copied: RbacRef[] = [];
+  for (const kind of ['Role', 'RoleBinding'] as const) {
+    const list = await ctx.client.request<{ items?: KubeObject[] }>({
+      path: collectionPath(Rbac[kind]),
+      query: { labelSelector: selector },
+    });
+    for (const o of list.items ?? []) {
+      copied.push({ kind, name: o.metadata?.name ?? '', namespace: o.metadata?.namespace ?? '' });
+    }
+  }
+  const strategy = csv.spec.install.spec;
+  const stale = staleRbac({
+    csv: ref,
+    permissions: strategy?.permissions ?? [],
+    clusterPermissions: strategy?.clusterPermissions ?? [],
+    targetNamespaces: targets.namespaces,
+    copied,
+  });
+  for (const r of stale) {
+    if (await deleteIfPresent(ctx.client, objectPath(Rbac[r.kind], r.name, r.namespace))) {
+      ctx.log.info({ kind: r.kind, namespace: r.namespace, name: r.name }, 'removed rbac no longer targeted');
+    }
+  }
 }
 
 /**

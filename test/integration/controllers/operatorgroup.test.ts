@@ -140,7 +140,7 @@ describe('OperatorGroup scoping', () => {
     expect(second.status?.namespaces).toEqual([a, b].sort());
   });
 
-  it('changing the target namespaces re-annotates the CSV and its Deployment and grants RBAC in the new target', async () => {
+  it('changing the target namespaces re-annotates the operator and moves its RBAC to the new targets', async () => {
     const { client } = h.ctx;
     const ns = await freshNamespace('move');
     const from = await freshNamespace('from');
@@ -161,6 +161,25 @@ describe('OperatorGroup scoping', () => {
     expect(csv.metadata.annotations?.['olm.targetNamespaces']).toBe(to);
     expect(csv.status?.conditions?.some((c) => c.reason === 'NeedsReinstall')).toBe(true);
     const roles = (await ownedRbac('roles', ns)).filter(grantsConfigMaps);
-    expect(roles.map((r) => r.metadata.namespace)).toContain(to);
+    expect(roles.map((r) => r.metadata.namespace).sort()).toEqual([ns, to].sort());
+
+    // Widening to all namespaces lifts the grant to a ClusterRole and drops the Roles;
+    // narrowing again drops the ClusterRole.
+    await mergePatch(client, ogPath(ns, 'og'), { spec: { targetNamespaces: null } });
+    await eventually('permissions lifted', async () => {
+      const lifted = (await ownedRbac('clusterroles', ns)).filter(grantsConfigMaps);
+      const left = (await ownedRbac('roles', ns)).filter(grantsConfigMaps);
+      return lifted.length === 1 && left.length === 0 ? true : undefined;
+    });
+    await mergePatch(client, ogPath(ns, 'og'), { spec: { targetNamespaces: [to] } });
+    await eventually('permissions scoped again', async () => {
+      const lifted = (await ownedRbac('clusterroles', ns)).filter(grantsConfigMaps);
+      const back = (await ownedRbac('roles', ns)).filter(grantsConfigMaps).map((r) => r.metadata.namespace);
+      return lifted.length === 0 && back.sort().join() === [ns, to].sort().join() ? true : undefined;
+    });
+    await csvInPhase(client, ns, TestOperator.v1, 'Succeeded');
+    const sa = { namespace: ns, name: TestOperator.serviceAccount };
+    expect(await canI(client, sa, { verb: 'list', resource: 'configmaps', namespace: from })).toBe(false);
+    expect(await canI(client, sa, { verb: 'list', resource: 'configmaps', namespace: to })).toBe(true);
   });
 });
