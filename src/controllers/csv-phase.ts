@@ -112,6 +112,11 @@ export function decideCSVPhase(o: CSVObservation): CSVDecision {
       if (s.installed && o.requirementsMet) {
         return decide(CSVPhase.Succeeded, CSVReason.InstallSucceeded, PhaseMessage.InstallSucceeded);
       }
+      // A rollout that gave up stays failed until its Deployment changes: reinstalling the same
+      // spec would only fail the same way, over and over.
+      if (!s.installed && s.unrecoverable) {
+        return decide(CSVPhase.Failed, CSVReason.InstallCheckFailed, `install failed: ${s.message}`);
+      }
       return decide(
         CSVPhase.Pending,
         CSVReason.NeedsReinstall,

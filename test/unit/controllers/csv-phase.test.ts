@@ -113,6 +113,11 @@ const table: Row[] = [
     { phase: 'Pending', reason: 'NeedsReinstall' },
   ],
   [
+    'Failed on a rollout that gave up stays Failed (no reinstall loop)',
+    { phase: 'Failed', reason: 'InstallCheckFailed', strategy: timedOut },
+    { phase: 'Failed', reason: 'InstallCheckFailed', install: false },
+  ],
+  [
     'no OperatorGroup Fails with its reason, whatever the phase',
     {
       phase: 'Succeeded',
@@ -149,6 +154,26 @@ describe('decideCSVPhase', () => {
     expect(d).toMatchObject({ phase: expected.phase, reason: expected.reason });
     if (expected.install !== undefined) expect(d.install).toBe(expected.install);
     expect(d.delete).toBe(expected.delete ?? false);
+  });
+
+  it('a settled phase decides itself again, so a steady state writes nothing', () => {
+    const settled = [
+      { ...base, phase: 'Succeeded', reason: 'InstallSucceeded', strategy: installed },
+      { ...base, phase: 'Failed', reason: 'InstallCheckFailed', strategy: timedOut },
+      { ...base, phase: 'Installing', reason: 'InstallWaiting', strategy: waiting },
+      { ...base, phase: 'Pending', reason: 'RequirementsNotMet', requirementsMet: false },
+      {
+        ...base,
+        phase: 'Failed',
+        reason: 'NoOperatorGroup',
+        operatorGroup: { ok: false, reason: 'NoOperatorGroup', message: 'm' },
+      },
+    ] as CSVObservation[];
+    for (const o of settled) {
+      const d = decideCSVPhase(o);
+      expect([d.phase, d.reason]).toEqual([o.phase, o.reason]);
+      expect(decideCSVPhase({ ...o, phase: d.phase, reason: d.reason })).toEqual(d);
+    }
   });
 
   it('only InstallReady and Installing ever apply the strategy', () => {
