@@ -14,8 +14,8 @@
  *
  * A version already in the package is refused unless `replace` is set; then the old bundle and
  * its channel entries are removed first. The default channel: the one asked for; else for a new
- * package the annotation's (or the first channel); else it changes to the annotation's only when
- * the bundle is the package's newest version. The package's icon and description follow its
+ * package the annotation's (with `semver`, the template's high-water channel), or the first
+ * channel; later it follows the same source only when the bundle is the package's newest version. The package's icon and description follow its
  * newest bundle.
  */
 import type { KubeManifest } from '../apis/bundle.js';
@@ -31,7 +31,7 @@ import {
 import { arr, csvSkipRange, csvSkips, str } from '../bundle/manifest.js';
 import { isObject } from '../bundle/yaml.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
-import { Archetype } from './semver-template.js';
+import { Archetype, Archetypes } from './semver-template.js';
 import { objectName, validateCatalog } from './validate.js';
 import { compareVersions, parseVersion, type Version } from './version.js';
 
@@ -170,9 +170,9 @@ export function publishBundle(
     pkgDoc = { schema: Schema.Package, name: pkg };
     out.packages.push(pkgDoc);
   }
+  const fromBundle = opts.semver ? highWaterChannel(out, pkg) : input.annotationDefaultChannel;
   const wanted =
-    opts.defaultChannel ??
-    (packageCreated || newest || !pkgDoc.defaultChannel ? input.annotationDefaultChannel : undefined);
+    opts.defaultChannel ?? (packageCreated || newest || !pkgDoc.defaultChannel ? fromBundle : undefined);
   if (wanted) pkgDoc.defaultChannel = wanted;
   else if (!pkgDoc.defaultChannel) pkgDoc.defaultChannel = placed[0]?.name ?? channelNames[0]!;
   if (newest) refreshPackageInfo(pkgDoc, input.csv);
@@ -238,6 +238,38 @@ function semverEntry(
   if (earlierY) entry.replaces = earlierY.name;
   if (skips.length) entry.skips = skips;
   return entry;
+}
+
+/**
+ * The semver template's default among the package's template-named channels (`stable-v1.2`,
+ * `fast-v2`): the most stable archetype, then the channel whose lowest version is highest, then
+ * minor over major channels.
+ */
+function highWaterChannel(cfg: DeclarativeConfig, pkg: string): string | undefined {
+  const versions = new Map(
+    cfg.bundles.filter((b) => b.package === pkg).map((b) => [b.name, parseVersion(versionOf(b) ?? '')]),
+  );
+  let best: { rank: number; low: Version; minor: boolean; name: string } | undefined;
+  for (const c of cfg.channels) {
+    const m = /^(candidate|fast|stable)-v\d+(\.\d+)?$/.exec(c.name);
+    if (c.package !== pkg || !m) continue;
+    const lows = c.entries.map((e) => versions.get(e.name)).filter((v): v is Version => v !== undefined);
+    if (lows.length === 0) continue;
+    const low = lows.sort(compareVersions)[0]!;
+    const cand = {
+      rank: Archetypes.indexOf(m[1] as Archetype),
+      low,
+      minor: m[2] !== undefined,
+      name: c.name,
+    };
+    const cmp = best
+      ? cand.rank - best.rank ||
+        compareVersions(cand.low, best.low) ||
+        Number(cand.minor) - Number(best.minor)
+      : 1;
+    if (cmp > 0) best = cand;
+  }
+  return best?.name;
 }
 
 function refreshPackageInfo(pkg: PackageDoc, csv: KubeManifest): void {
