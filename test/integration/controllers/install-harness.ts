@@ -306,7 +306,8 @@ const service = {
   spec: { selector: { app: 'testop' }, ports: [{ name: 'metrics', port: 8080 }] },
 };
 
-const inline = (o: unknown) => ({
+/** An object as an `olm.bundle.object` property (base64 of its JSON). */
+export const inline = (o: unknown) => ({
   type: 'olm.bundle.object',
   value: { data: Buffer.from(JSON.stringify(o)).toString('base64') },
 });

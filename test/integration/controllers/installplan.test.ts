@@ -12,9 +12,13 @@ import {
   eventsFor,
   get,
   type Harness,
+  inline,
   installOperatorCrds,
   ipPath,
   startInstallControllers,
+  testBundle,
+  testCatalog,
+  testCatalogSnapshot,
   TestOperator,
 } from './install-harness.js';
 
@@ -137,5 +141,45 @@ describe('InstallPlan controller', () => {
     const installed = ip.status?.conditions?.find((c) => c.type === 'Installed');
     expect(installed).toMatchObject({ status: 'False', reason: 'InstallComponentFailed' });
     expect(installed?.message).toContain('testop.v9.9.9');
+  });
+
+  it('an object the API server rejects fails the plan at that step, before the CSV is created', async () => {
+    const { client } = h.ctx;
+    const ns = await freshNamespace('ipx');
+    const bundle = testBundle('0.1.0');
+    const broken = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'broken' },
+      spec: { ports: [{ port: 999999 }] },
+    };
+    bundle.properties.push(inline(broken));
+    h.catalogs.set(testCatalogSnapshot([bundle], { ...testCatalog, name: 'broken' }));
+    await createOperatorGroup(client, ns, 'og');
+    await createInstallPlan(client, ns, { source: 'broken' });
+
+    const ip = await ipInPhase(ns, 'install-testop', 'Failed');
+    const installed = ip.status?.conditions?.find((c) => c.type === 'Installed');
+    expect(installed).toMatchObject({ status: 'False', reason: 'InstallComponentFailed' });
+    expect(installed?.message).toContain(`step Service ${ns}/broken: Invalid (422)`);
+    const status = (kind: string, name?: string) =>
+      ip.status?.plan?.find(
+        (s) => s.resource.kind === kind && (name === undefined || s.resource.name === name),
+      )?.status;
+    expect(status('CustomResourceDefinition')).toBe('Created');
+    expect(status('Service', 'broken')).toBe('Unknown');
+    expect(status('ClusterServiceVersion')).toBe('Unknown');
+    expect(
+      await get(
+        client,
+        `/apis/operators.coreos.com/v1alpha1/namespaces/${ns}/clusterserviceversions/${TestOperator.v1}`,
+      ),
+    ).toBeUndefined();
+    const events = await eventsFor(client, ns, 'install-testop');
+    expect(events).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'Warning', reason: 'InstallComponentFailed' }),
+      ]),
+    );
   });
 });
