@@ -85,7 +85,11 @@ async function execute(
   let steps = ownByExistingCSVs(ctx, namespace, planned);
   const done = new Set<InstallStep>();
   const status = () => steps.map((s) => asStep(s, done.has(s) ? StepStatus.Created : StepStatus.Unknown));
-  const base = { phase: InstallPlanPhase.Installing, catalogSources, startTime: ip.status?.startTime };
+  const startTime = ip.status?.startTime ?? formatTime(ctx.clock.now());
+  const base = { phase: InstallPlanPhase.Installing, catalogSources, startTime };
+  // Say that the plan is being carried out before carrying it out (`kubectl get ip -w` shows it).
+  if (ip.status?.phase !== InstallPlanPhase.Installing)
+    await writeStatus(ctx, ip, { ...base, plan: status() });
 
   for (const group of stepsByPhase(steps)) {
     const waiting: string[] = [];
@@ -211,9 +215,6 @@ async function writeStatus(ctx: ControllerContext, ip: InstallPlan, changes: Par
     ...prev,
     ...changes,
   };
-  if (next.phase === InstallPlanPhase.Installing && next.startTime === undefined) {
-    next.startTime = formatTime(ctx.clock.now());
-  }
   if (changes.message === undefined) delete next.message;
   for (const k of Object.keys(next) as (keyof InstallPlanStatus)[]) if (next[k] === undefined) delete next[k];
   if (!statusChanged(prev, next)) return;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterServiceVersion, OperatorCondition } from '../../../src/apis/operators.js';
 import { Resources } from '../../../src/apis/operators.js';
 import { mergePatch } from '../../../src/controllers/objects.js';
-import { objectPath } from '../../../src/kube/client.js';
+import { collectionPath, objectPath } from '../../../src/kube/client.js';
 import type { Deployment } from '../../../src/controllers/context.js';
 import { eventually, freshNamespace } from '../support.js';
 import {
@@ -175,5 +175,48 @@ describe('CSV controller', () => {
       const c = await get<OperatorCondition>(client, path);
       return c !== undefined && c.metadata.uid !== condition.metadata.uid ? c : undefined;
     });
+  });
+
+  it("the Subscription's spec.config is merged into the Deployment, and a change to it rolls the Deployment", async () => {
+    const { client } = h.ctx;
+    const ns = await freshNamespace('cfg');
+    await createOperatorGroup(client, ns, 'og', { targetNamespaces: [ns] });
+    await client.request({
+      method: 'POST',
+      path: collectionPath(Resources.Subscription, ns),
+      body: {
+        apiVersion: 'operators.coreos.com/v1alpha1',
+        kind: 'Subscription',
+        metadata: { name: 'testop', namespace: ns },
+        spec: {
+          name: TestOperator.package,
+          source: 'testcat',
+          sourceNamespace: 'olm-test',
+          config: {
+            env: [{ name: 'LOG_LEVEL', value: 'debug' }],
+            nodeSelector: { 'kubernetes.io/os': 'linux' },
+          },
+        },
+      },
+    });
+    // What the Subscription controller records once it has resolved.
+    const subPath = objectPath(Resources.Subscription, 'testop', ns);
+    await mergePatch(client, `${subPath}/status`, {
+      status: { currentCSV: TestOperator.v1, lastUpdated: '2026-01-01T00:00:00Z' },
+    });
+    await createInstallPlan(client, ns);
+    await csvInPhase(client, ns, TestOperator.v1, 'Succeeded');
+    const first = await availableDeployment(ns, (d) =>
+      JSON.stringify(d.spec?.template).includes('LOG_LEVEL'),
+    );
+    const pod = JSON.stringify(first.spec?.template);
+    expect(pod).toContain('{"name":"LOG_LEVEL","value":"debug"}');
+    expect(pod).toContain('"nodeSelector":{"kubernetes.io/os":"linux"}');
+
+    await mergePatch(client, subPath, { spec: { config: { env: [{ name: 'LOG_LEVEL', value: 'info' }] } } });
+    await availableDeployment(ns, (d) =>
+      JSON.stringify(d.spec?.template).includes('{"name":"LOG_LEVEL","value":"info"}'),
+    );
+    await csvInPhase(client, ns, TestOperator.v1, 'Succeeded');
   });
 });

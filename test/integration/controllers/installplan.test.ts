@@ -57,6 +57,7 @@ describe('InstallPlan controller', () => {
     );
     expect(ip.status?.plan?.every((s) => s.status === 'Created')).toBe(true);
     expect(ip.status?.conditions?.find((c) => c.type === 'Installed')?.status).toBe('True');
+    expect(ip.status?.startTime).toBeDefined();
 
     const crd = await get<CustomResourceDefinition>(
       client,
