@@ -6,6 +6,7 @@ import {
   type BundleRef,
   type CandidateVerdict,
   type Explanation,
+  type Holder,
   type ObligationFailure,
   ObligationKind,
   type ObligationRef,
@@ -18,6 +19,11 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
 function where(b: BundleRef): string {
   if (b.installed) return 'installed';
   return `channel ${b.channel} of catalog ${b.catalog}`;
+}
+
+/** Where a bundle in the way came from and on whose behalf it is there: `installed`, `channel a of catalog c, for subscription s`. */
+function held(h: Holder): string {
+  return h.heldFor === 'installed' ? 'installed' : `${where(h.bundle)}, ${h.heldFor}`;
 }
 
 export function obligationText(o: ObligationRef): string {
@@ -37,12 +43,13 @@ export function ruleOutText(v: CandidateVerdict): string {
       return failureText(r.failure);
     case RuleOutKind.PackageConflict:
       return (
-        `${b} (${where(v.candidate)}) conflicts with ${r.with.bundle.bundle} (${where(r.with.bundle)}, ${r.with.heldFor}): ` +
-        `a namespace can have only one bundle of package ${r.package}`
+        `${b} (${where(v.candidate)}) conflicts with ${r.with.bundle.bundle} (${held(r.with)}): ` +
+        `a namespace can have only one bundle of package ${r.package}` +
+        (r.with.heldFor === 'installed' ? ` (a Subscription to ${r.package} would let it upgrade)` : '')
       );
     case RuleOutKind.GVKConflict:
       return (
-        `${b} provides ${r.gvk}, which ${r.with.bundle.bundle} (${r.with.heldFor}) already provides: ` +
+        `${b} provides ${r.gvk}, which ${r.with.bundle.bundle} (${held(r.with)}) already provides: ` +
         'a namespace can have only one provider of an API'
       );
     case RuleOutKind.LaterFailure:
@@ -72,8 +79,14 @@ export function failureText(f: ObligationFailure): string {
     if (!req) return `${subject}: ${ruleOutText(only)}`;
     return `${subject}${because}; the only candidate cannot be used: ${ruleOutText(only)}`;
   }
-  const shown = f.candidates.slice(0, 3).map(ruleOutText).join('; ');
-  const more = f.candidates.length > 3 ? `; and ${plural(f.candidates.length - 3, 'more')}` : '';
+  // The same bundle offered by several channels is usually ruled out the same way: say it once.
+  const clauses = [
+    ...new Set(
+      f.candidates.map(ruleOutText).map((t) => t.replace(/ \(channel [^)]* of catalog [^)]*\)/g, '')),
+    ),
+  ];
+  const shown = clauses.slice(0, 3).join('; ');
+  const more = clauses.length > 3 ? `; and ${plural(clauses.length - 3, 'more')}` : '';
   const sep = req ? `${because}; ` : ': ';
   return `${subject}${sep}none of its ${f.candidates.length} candidates can be used: ${shown}${more}`;
 }

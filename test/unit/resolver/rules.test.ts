@@ -849,6 +849,32 @@ describe('invariants and backtracking', () => {
       plan: ['lib.v2 subscription c/stable replaces lib.v1', 'app.v1 subscription c/stable'],
     },
     {
+      name: 'an installed operator without a Subscription is not upgraded for a dependent; the message says how to allow it',
+      catalogs: [
+        catalog('c', [
+          {
+            name: 'lib',
+            channels: {
+              stable: [
+                { name: 'lib.v1', version: '1.0.0' },
+                { name: 'lib.v2', version: '2.0.0', replaces: 'lib.v1' },
+              ],
+            },
+          },
+          {
+            name: 'app',
+            channels: { stable: [{ name: 'app.v1', version: '1.0.0', needs: { lib: '>=2.0.0' } }] },
+          },
+        ]),
+      ],
+      installed: [installed('lib', { name: 'lib.v1', version: '1.0.0' })],
+      subscriptions: [sub('s-app', 'app', 'stable', 'c')],
+      fails:
+        'subscription s-app: app.v1 requires package lib in range >=2.0.0; the only candidate cannot be used: ' +
+        'lib.v2 (channel stable of catalog c) conflicts with lib.v1 (installed): a namespace can have only one bundle of package lib ' +
+        '(a Subscription to lib would let it upgrade)',
+    },
+    {
       name: 'nothing is added or upgraded that the Subscriptions do not need',
       catalogs: [
         catalog('c', [
