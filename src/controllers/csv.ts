@@ -391,14 +391,27 @@ async function cleanupDeleted(ctx: ControllerContext, namespace: string, name: s
 async function sweepOrphans(ctx: ControllerContext, enqueue: (key: string) => void) {
   try {
     await Promise.all([ctx.informers.csvs.synced(), ctx.informers.installPlans.synced()]);
-    const list = await ctx.client.request<{ items?: { metadata?: { labels?: Record<string, string> } }[] }>({
-      path: collectionPath(Rbac.ClusterRole),
-      query: { labelSelector: `${Label.OwnerKind}=${Resources.ClusterServiceVersion.kind}` },
-    });
-    for (const item of list.items ?? []) {
-      const labels = item.metadata?.labels ?? {};
-      const key = keyOf(labels[Label.OwnerNamespace], labels[Label.Owner]);
-      if (ctx.informers.csvs.get(key) === undefined) enqueue(key);
+    // ClusterRoles, and Roles copied into target namespaces: neither can be garbage collected.
+    const selectors = [
+      {
+        resource: Rbac.ClusterRole,
+        labelSelector: `${Label.OwnerKind}=${Resources.ClusterServiceVersion.kind}`,
+      },
+      {
+        resource: Rbac.Role,
+        labelSelector: `${Label.OwnerKind}=${Resources.ClusterServiceVersion.kind},${CopiedFromLabel}`,
+      },
+    ];
+    for (const { resource, labelSelector } of selectors) {
+      const list = await ctx.client.request<{ items?: KubeObject[] }>({
+        path: collectionPath(resource),
+        query: { labelSelector },
+      });
+      for (const item of list.items ?? []) {
+        const labels = item.metadata?.labels ?? {};
+        const key = keyOf(labels[Label.OwnerNamespace], labels[Label.Owner]);
+        if (ctx.informers.csvs.get(key) === undefined) enqueue(key);
+      }
     }
   } catch (err) {
     ctx.log.warn({ err }, 'could not sweep rbac of deleted csvs');

@@ -68,8 +68,8 @@ async function subscribe(client: KubeClient, ns: string): Promise<Subscription> 
 
 const widgetPath = (ns: string) => `/apis/testop.bosun.dev/v1alpha1/namespaces/${ns}/widgets/w1`;
 
-async function installWithWidget(client: KubeClient, ns: string) {
-  await createOperatorGroup(client, ns, 'og');
+async function installWithWidget(client: KubeClient, ns: string, targetNamespaces?: string[]) {
+  await createOperatorGroup(client, ns, 'og', targetNamespaces ? { targetNamespaces } : {});
   const sub = await subscribe(client, ns);
   // The InstallPlan is owned by its Subscription, as the Subscription controller creates it.
   await createInstallPlan(client, ns, { owner: sub });
@@ -114,11 +114,18 @@ describe('uninstall', () => {
     await expectOnlyCrdAndResourcesLeft(client, ns);
   });
 
-  it('a CSV deleted while the manager is down has its cluster RBAC removed at the next start', async () => {
+  it('a CSV deleted while the manager is down has its cluster and copied RBAC removed at the next start', async () => {
     h = await startInstallControllers();
     const { client } = h.ctx;
     const ns = await freshNamespace('down');
-    await installWithWidget(client, ns);
+    // A target namespace other than its own: the copied Roles there are not garbage collected either.
+    const target = await freshNamespace('downt');
+    await installWithWidget(client, ns, [target]);
+    const copied = await client.request<{ items: unknown[] }>({
+      path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${target}/roles`,
+      query: { labelSelector: `olm.owner=${TestOperator.v1}` },
+    });
+    expect(copied.items.length).toBe(1);
     await h.stop();
     h = undefined;
 
