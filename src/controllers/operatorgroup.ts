@@ -10,26 +10,50 @@ import type { OperatorGroup, OperatorGroupStatus } from '../apis/operators.js';
 import { Resources } from '../apis/operators.js';
 import { type NamespaceInfo, operatorGroupNamespaces } from '../install/operatorgroup.js';
 import { isEmptySelector } from '../install/selector.js';
-import { formatTime } from '../kube/conditions.js';
+import { OperatorGroupConditionReason, OperatorGroupConditionType } from '../apis/conditions.js';
+import { ConditionStatus } from '../apis/meta.js';
+import { formatTime, removeCondition, setCondition, statusChanged } from '../kube/conditions.js';
 import type { Controller } from './context.js';
 
 const ogApiVersion = `${Resources.OperatorGroup.group}/${Resources.OperatorGroup.version}`;
 const keyOf = (og: OperatorGroup) => `${og.metadata.namespace ?? ''}/${og.metadata.name ?? ''}`;
 
 /**
- * The status to write, or undefined when the stored one is current. A spec the API would have
- * to reject (`targetNamespaces` containing '') leaves the status as it is; the CSVs report it.
+ * The status to write, or undefined when the stored one is current. `lastUpdated` moves only when
+ * the namespaces do. With other OperatorGroups in the same namespace the group carries OLM's
+ * MultipleOperatorGroup condition (the namespace's CSVs fail with TooManyOperatorGroups). A spec
+ * the API would have to reject (`targetNamespaces` containing '') leaves the namespaces as they
+ * are; the CSVs report it.
  */
 export function nextOperatorGroupStatus(
   og: OperatorGroup,
   namespaces: readonly NamespaceInfo[],
+  groupsInNamespace: number,
   now: number,
 ): OperatorGroupStatus | undefined {
+  const prev = og.status;
+  const next: OperatorGroupStatus = { ...prev, lastUpdated: prev?.lastUpdated ?? formatTime(now) };
   const targets = operatorGroupNamespaces(og, namespaces);
-  if (!targets.ok) return undefined;
-  const current = og.status?.namespaces;
-  if (current !== undefined && sameList(current, targets.value)) return undefined;
-  return { ...og.status, namespaces: targets.value, lastUpdated: formatTime(now) };
+  if (targets.ok && (prev?.namespaces === undefined || !sameList(prev.namespaces, targets.value))) {
+    next.namespaces = targets.value;
+    next.lastUpdated = formatTime(now);
+  }
+  const conditions =
+    groupsInNamespace > 1
+      ? setCondition(
+          prev?.conditions,
+          {
+            type: OperatorGroupConditionType.MultipleOperatorGroup,
+            status: ConditionStatus.True,
+            reason: OperatorGroupConditionReason.MultipleOperatorGroupsFound,
+            message: 'Multiple OperatorGroup found in the same namespace',
+          },
+          now,
+        )
+      : removeCondition(prev?.conditions, OperatorGroupConditionType.MultipleOperatorGroup);
+  if (conditions.length > 0 || prev?.conditions !== undefined) next.conditions = conditions;
+  // lastUpdated alone is not a change (statusChanged ignores it).
+  return statusChanged(prev ?? {}, next) ? next : undefined;
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
@@ -41,7 +65,15 @@ export const operatorGroupController: Controller = {
   kind: Resources.OperatorGroup.kind,
   watch(ctx, enqueue) {
     const { informers } = ctx;
-    informers.operatorGroups.on({ add: (og) => enqueue(keyOf(og)), update: (_, og) => enqueue(keyOf(og)) });
+    // A group appearing or going changes whether its neighbours are alone in their namespace.
+    const neighbours = (og: OperatorGroup) => {
+      for (const g of informers.operatorGroups.list(og.metadata.namespace)) enqueue(keyOf(g));
+    };
+    informers.operatorGroups.on({
+      add: neighbours,
+      update: (_, og) => enqueue(keyOf(og)),
+      delete: neighbours,
+    });
     // A namespace appearing, going or changing labels can change what a selector matches.
     const onNamespace = () => {
       for (const og of informers.operatorGroups.list()) {
@@ -58,11 +90,14 @@ export const operatorGroupController: Controller = {
       .list()
       .filter((n) => !n.metadata?.deletionTimestamp)
       .map((n) => ({ name: n.metadata?.name ?? '', labels: n.metadata?.labels }));
-    const status = nextOperatorGroupStatus(og, namespaces, ctx.clock.now());
+    const groups = ctx.informers.operatorGroups
+      .list(og.metadata.namespace)
+      .filter((g) => !g.metadata.deletionTimestamp);
+    const status = nextOperatorGroupStatus(og, namespaces, groups.length, ctx.clock.now());
     if (status === undefined) return;
     ctx.log.info(
       { namespace: og.metadata.namespace, name: og.metadata.name, targets: status.namespaces },
-      'operatorgroup targets changed',
+      'operatorgroup status changed',
     );
     await ctx.applier.applyStatus({
       apiVersion: ogApiVersion,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClusterServiceVersion, OperatorCondition } from '../../../src/apis/operators.js';
+import type { ClusterServiceVersion, OperatorCondition, OperatorGroup } from '../../../src/apis/operators.js';
 import { Resources } from '../../../src/apis/operators.js';
 import { mergePatch } from '../../../src/controllers/objects.js';
 import { collectionPath, objectPath } from '../../../src/kube/client.js';
@@ -60,7 +60,7 @@ describe('CSV controller', () => {
     await availableDeployment(ns);
   });
 
-  it('two OperatorGroups in the namespace fail the CSV with TooManyOperatorGroups', async () => {
+  it('two OperatorGroups in the namespace fail the CSV with TooManyOperatorGroups until one goes', async () => {
     const { client } = h.ctx;
     const ns = await freshNamespace('twog');
     await createOperatorGroup(client, ns, 'og-a');
@@ -68,6 +68,25 @@ describe('CSV controller', () => {
     await createInstallPlan(client, ns);
     const failed = await csvInPhase(client, ns, TestOperator.v1, 'Failed', 'TooManyOperatorGroups');
     expect(failed.status?.message).toContain('multiple operatorgroups');
+    const ogPath = (name: string) => objectPath(Resources.OperatorGroup, name, ns);
+    const condition = (og?: OperatorGroup) =>
+      og?.status?.conditions?.find((c) => c.type === 'MultipleOperatorGroup');
+    await eventually('both groups say there are several', async () => {
+      const [a, b] = await Promise.all([
+        get<OperatorGroup>(client, ogPath('og-a')),
+        get<OperatorGroup>(client, ogPath('og-b')),
+      ]);
+      return condition(a)?.reason === 'MultipleOperatorGroupsFound' && condition(b)?.status === 'True'
+        ? true
+        : undefined;
+    });
+
+    // Removing one lets the CSV install and clears the condition on the other.
+    await client.request({ method: 'DELETE', path: ogPath('og-b') });
+    await csvInPhase(client, ns, TestOperator.v1, 'Succeeded');
+    await eventually('condition cleared', async () =>
+      condition(await get<OperatorGroup>(client, ogPath('og-a'))) === undefined ? true : undefined,
+    );
   });
 
   it('an OperatorGroup the install modes do not allow fails the CSV with UnsupportedOperatorGroup', async () => {

@@ -28,7 +28,7 @@ describe('nextOperatorGroupStatus', () => {
     ],
     ['a selector matching nothing targets nothing', { selector: { matchLabels: { team: 'y' } } }, []],
   ] as const)('%s', (_name, spec, expected) => {
-    const status = nextOperatorGroupStatus(og(spec as OperatorGroup['spec']), namespaces, now);
+    const status = nextOperatorGroupStatus(og(spec as OperatorGroup['spec']), namespaces, 1, now);
     expect(status).toEqual({ namespaces: expected, lastUpdated: '2026-11-22T04:00:00Z' });
   });
 
@@ -37,7 +37,7 @@ describe('nextOperatorGroupStatus', () => {
       { targetNamespaces: ['a'] },
       { namespaces: ['a'], lastUpdated: '2026-01-01T00:00:00Z' },
     );
-    expect(nextOperatorGroupStatus(current, namespaces, now)).toBeUndefined();
+    expect(nextOperatorGroupStatus(current, namespaces, 1, now)).toBeUndefined();
   });
 
   it('moves lastUpdated when the namespaces change, keeping the rest of the status', () => {
@@ -45,7 +45,7 @@ describe('nextOperatorGroupStatus', () => {
       { targetNamespaces: ['a', 'b'] },
       { namespaces: ['a'], lastUpdated: '2026-01-01T00:00:00Z', serviceAccountRef: { name: 'sa' } },
     );
-    expect(nextOperatorGroupStatus(current, namespaces, now)).toEqual({
+    expect(nextOperatorGroupStatus(current, namespaces, 1, now)).toEqual({
       namespaces: ['a', 'b'],
       lastUpdated: '2026-11-22T04:00:00Z',
       serviceAccountRef: { name: 'sa' },
@@ -53,6 +53,35 @@ describe('nextOperatorGroupStatus', () => {
   });
 
   it('leaves the status alone for a spec the CSVs will report ("" in targetNamespaces)', () => {
-    expect(nextOperatorGroupStatus(og({ targetNamespaces: [''] }), namespaces, now)).toBeUndefined();
+    expect(nextOperatorGroupStatus(og({ targetNamespaces: [''] }), namespaces, 1, now)).toBeUndefined();
+  });
+
+  it('a group with neighbours in its namespace carries MultipleOperatorGroup, and loses it when alone again', () => {
+    const current = og(
+      { targetNamespaces: ['a'] },
+      { namespaces: ['a'], lastUpdated: '2026-01-01T00:00:00Z' },
+    );
+    const crowded = nextOperatorGroupStatus(current, namespaces, 2, now);
+    expect(crowded).toEqual({
+      namespaces: ['a'],
+      lastUpdated: '2026-01-01T00:00:00Z',
+      conditions: [
+        {
+          type: 'MultipleOperatorGroup',
+          status: 'True',
+          reason: 'MultipleOperatorGroupsFound',
+          message: 'Multiple OperatorGroup found in the same namespace',
+          lastTransitionTime: '2026-11-22T04:00:00Z',
+        },
+      ],
+    });
+    expect(
+      nextOperatorGroupStatus({ ...current, status: crowded }, namespaces, 2, now + 5000),
+    ).toBeUndefined();
+    expect(nextOperatorGroupStatus({ ...current, status: crowded }, namespaces, 1, now)).toEqual({
+      namespaces: ['a'],
+      lastUpdated: '2026-01-01T00:00:00Z',
+      conditions: [],
+    });
   });
 });
