@@ -1,6 +1,6 @@
 /**
  * Publishing a bundle into a catalog (pure): add its `olm.bundle`, place it on channels, give it
- * upgrade edges, and check the package still validates.
+ * upgrade edges, and check the catalog still validates.
  *
  * Channels, in order of precedence: the ones asked for (`--channel`), the bundle's
  * `channels.v1` annotation, or with `semver` the semver template's minor channel for its version
@@ -31,6 +31,7 @@ import {
 import { arr, csvSkipRange, csvSkips, str } from '../bundle/manifest.js';
 import { isObject } from '../bundle/yaml.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
+import { originOf, setOrigin } from './origin.js';
 import { Archetype, Archetypes } from './semver-template.js';
 import { objectName, validateCatalog } from './validate.js';
 import { compareVersions, parseVersion, type Version } from './version.js';
@@ -92,11 +93,10 @@ export function publishBundle(
     ]);
 
   const out: DeclarativeConfig = {
-    packages: cfg.packages.map((p) => ({ ...p })),
-    channels: cfg.channels.map((c) => ({
-      ...c,
-      entries: Array.isArray(c.entries) ? [...c.entries] : c.entries,
-    })),
+    packages: cfg.packages.map((p) => copied(p, { ...p })),
+    channels: cfg.channels.map((c) =>
+      copied(c, { ...c, entries: Array.isArray(c.entries) ? [...c.entries] : c.entries }),
+    ),
     bundles: [...cfg.bundles],
     deprecations: cfg.deprecations,
     others: cfg.others,
@@ -104,6 +104,7 @@ export function publishBundle(
 
   // Same name or same version already published?
   let replaced: string | undefined;
+  const slots = new Map<string, number>();
   const clash = out.bundles.find(
     (b) => b.package === pkg && (b.name === doc.name || versionOf(b) === parsed.version),
   );
@@ -122,8 +123,13 @@ export function publishBundle(
     }
     replaced = clash.name;
     out.bundles = out.bundles.filter((b) => b !== clash);
-    for (const c of out.channels)
-      if (c.package === pkg) c.entries = c.entries.filter((e) => e.name !== clash.name);
+    for (const c of out.channels) {
+      if (c.package !== pkg) continue;
+      // The new entry takes the old one's place, so a republished catalog reads the same.
+      const at = c.entries.findIndex((e) => e.name === clash.name);
+      if (at >= 0) slots.set(c.name, at);
+      c.entries = c.entries.filter((e) => e.name !== clash.name);
+    }
     out.channels = out.channels.filter((c) => c.package !== pkg || c.entries.length > 0);
   }
 
@@ -154,7 +160,11 @@ export function publishBundle(
     const useDeclared = declared && !opts.semver;
     const entry = useDeclared ? declared : semverEntry(doc.name, parsed, ch, out.bundles, problems);
     if (!entry) continue;
-    ch.entries = [...ch.entries, entry];
+    const slot = slots.get(name);
+    ch.entries =
+      slot === undefined
+        ? [...ch.entries, entry]
+        : [...ch.entries.slice(0, slot), entry, ...ch.entries.slice(slot)];
     placed.push({ name, entry, created });
   }
   if (problems.length) return fail(problems);
@@ -177,7 +187,8 @@ export function publishBundle(
   else if (!pkgDoc.defaultChannel) pkgDoc.defaultChannel = placed[0]?.name ?? channelNames[0]!;
   if (newest) refreshPackageInfo(pkgDoc, input.csv);
 
-  const v = validateCatalog(onlyPackage(out, pkg));
+  // The whole catalog must stay valid: a write never leaves it broken, whichever package is.
+  const v = validateCatalog(out);
   if (v.errors.length) return fail(v.errors);
   return ok({
     config: out,
@@ -190,6 +201,13 @@ export function publishBundle(
     defaultChannel: pkgDoc.defaultChannel,
     warnings: v.warnings,
   });
+}
+
+/** A copy that keeps the original's origin, so problems still name the file. */
+function copied<T extends object>(original: T, copy: T): T {
+  const origin = originOf(original);
+  if (origin) setOrigin(copy, origin);
+  return copy;
 }
 
 /** The CSV's own edges, or undefined when it declares none. */
@@ -279,15 +297,4 @@ function refreshPackageInfo(pkg: PackageDoc, csv: KubeManifest): void {
   if (data && mediatype) pkg.icon = { base64data: data, mediatype };
   const description = str(csv, 'spec', 'description');
   if (description) pkg.description = description;
-}
-
-/** The part of a catalog that belongs to one package. */
-export function onlyPackage(cfg: DeclarativeConfig, pkg: string): DeclarativeConfig {
-  return {
-    packages: cfg.packages.filter((p) => p.name === pkg),
-    channels: cfg.channels.filter((c) => c.package === pkg),
-    bundles: cfg.bundles.filter((b) => b.package === pkg),
-    deprecations: cfg.deprecations.filter((d) => d.package === pkg),
-    others: cfg.others.filter((o) => o.package === pkg),
-  };
 }

@@ -1,0 +1,146 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { goJson } from '../../../src/bundle/gojson.js';
+import { bundleToDoc, readBundle } from '../../../src/bundle/read.js';
+import { expandImageTemplate } from '../../../src/bundle/render.js';
+
+const full = join(import.meta.dirname, '../../fixtures/bundles/full');
+
+async function renderFull(opts = {}) {
+  const read = await readBundle(full);
+  if (!read.ok) throw new Error(JSON.stringify(read.errors));
+  const doc = bundleToDoc(read.value, opts);
+  if (!doc.ok) throw new Error(JSON.stringify(doc.errors));
+  return { bundle: read.value, doc: doc.value };
+}
+
+describe('bundleToDoc derives properties as opm render does', () => {
+  it('gvks from CRDs, API services and properties.yaml; requirements from the CSV and dependencies.yaml; sorted, objects last', async () => {
+    const { doc } = await renderFull();
+    expect(doc).toMatchObject({
+      schema: 'olm.bundle',
+      name: 'sprocket.v2.1.0',
+      package: 'sprocket',
+      image: '',
+    });
+    const head = doc.properties.filter(
+      (p) => p.type !== 'olm.bundle.object' && p.type !== 'olm.csv.metadata',
+    );
+    expect(head).toEqual([
+      {
+        type: 'olm.constraint',
+        value: {
+          failureMessage: 'needs a lubricant',
+          any: {
+            constraints: [
+              { gvk: { group: 'oil.fixtures.bosun.dev', kind: 'Oil', version: 'v1' } },
+              { package: { packageName: 'grease', versionRange: '>=0.1.0' } },
+            ],
+          },
+        },
+      },
+      { type: 'olm.gvk', value: { group: 'extra.fixtures.bosun.dev', kind: 'Extra', version: 'v1' } },
+      { type: 'olm.gvk', value: { group: 'fixtures.bosun.dev', kind: 'Sprocket', version: 'v1alpha1' } },
+      { type: 'olm.gvk', value: { group: 'fixtures.bosun.dev', kind: 'Sprocket', version: 'v1beta1' } },
+      {
+        type: 'olm.gvk',
+        value: { group: 'metrics.fixtures.bosun.dev', kind: 'SprocketMetric', version: 'v1' },
+      },
+      {
+        type: 'olm.gvk.required',
+        value: { group: 'chain.fixtures.bosun.dev', kind: 'Chain', version: 'v1' },
+      },
+      {
+        type: 'olm.gvk.required',
+        value: { group: 'custom.metrics.k8s.io', kind: 'MetricValue', version: 'v1beta1' },
+      },
+      { type: 'olm.gvk.required', value: { group: 'gears.fixtures.bosun.dev', kind: 'Gear', version: 'v1' } },
+      { type: 'olm.label', value: { label: 'fixtures' } },
+      { type: 'olm.maxOpenShiftVersion', value: '4.9' },
+      { type: 'olm.package', value: { packageName: 'sprocket', version: '2.1.0' } },
+      { type: 'olm.package.required', value: { packageName: 'chain', versionRange: '>=1.0.0 <2.0.0' } },
+    ]);
+    expect(doc.properties.slice(head.length).map((p) => p.type)).toEqual([
+      'olm.bundle.object',
+      'olm.bundle.object',
+      'olm.bundle.object',
+      'olm.csv.metadata',
+    ]);
+  });
+
+  it('carries every manifest as base64 of Go-style JSON (sorted keys, <>& escaped)', async () => {
+    const { bundle, doc } = await renderFull();
+    const decoded = doc.properties
+      .filter((p) => p.type === 'olm.bundle.object')
+      .map((p) => Buffer.from((p.value as { data: string }).data, 'base64').toString());
+    expect(decoded.sort()).toEqual(bundle.manifests.map((m) => goJson(m.object)).sort());
+    const cm = decoded.find((d) => d.includes('ConfigMap'))!;
+    expect(cm).toBe(
+      '{"apiVersion":"v1","data":{"note":"\\u003cb\\u003ebold\\u003c/b\\u003e \\u0026 more"},"kind":"ConfigMap","metadata":{"name":"sprocket-config"}}',
+    );
+  });
+
+  it('summarises the CSV in olm.csv.metadata', async () => {
+    const { doc } = await renderFull();
+    const meta = doc.properties.at(-1)!.value as Record<string, unknown>;
+    expect(Object.keys(meta)).toEqual([
+      'annotations',
+      'apiServiceDefinitions',
+      'crdDescriptions',
+      'description',
+      'displayName',
+      'installModes',
+      'keywords',
+      'labels',
+      'maturity',
+      'provider',
+    ]);
+    expect(meta).toMatchObject({
+      displayName: 'Sprocket',
+      labels: { tier: 'fixture' },
+      provider: { name: 'Bosun fixtures' },
+      maturity: 'stable',
+    });
+  });
+
+  it('lists related images: declared, then every deployment image, once each, sorted', async () => {
+    const { doc } = await renderFull();
+    expect(doc.relatedImages).toEqual([
+      { name: 'helper', image: 'registry.example/bosun/sprocket-helper:v2' },
+      { name: '', image: 'registry.example/bosun/sprocket-init:v2' },
+      { name: '', image: 'registry.example/bosun/sprocket:v2.1.0' },
+    ]);
+  });
+
+  it('leaves the image empty for a directory unless a template names one', async () => {
+    const { doc } = await renderFull({
+      imageRefTemplate: 'registry.example/bundles/{{.Package}}:v{{ .Version }}',
+    });
+    expect(doc.image).toBe('registry.example/bundles/sprocket:v2.1.0');
+    expect(doc.relatedImages?.map((r) => r.image)).toContain('registry.example/bundles/sprocket:v2.1.0');
+  });
+
+  it('expands opm’s image template fields', () => {
+    expect(
+      expandImageTemplate('r/{{.Package}}/{{.Name}}:{{.Version}}', {
+        Package: 'p',
+        Name: 'p.v1',
+        Version: '1.0.0',
+      }),
+    ).toBe('r/p/p.v1:1.0.0');
+  });
+});
+
+describe('goJson writes what Go’s encoding/json writes', () => {
+  it.each([
+    [
+      { b: 1, a: { d: '<&>', c: [1, 'x', null, true] } },
+      '{"a":{"c":[1,"x",null,true],"d":"\\u003c\\u0026\\u003e"},"b":1}',
+    ],
+    [{ z: '\u2028', y: 1.5, x: 1e21 }, '{"x":1e+21,"y":1.5,"z":"\\u2028"}'],
+    [[], '[]'],
+    ['plain', '"plain"'],
+  ])('%j', (value, json) => {
+    expect(goJson(value)).toBe(json);
+  });
+});

@@ -1,0 +1,296 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Bundle, KubeManifest } from '../../../src/apis/bundle.js';
+import { readBundle } from '../../../src/bundle/read.js';
+import { validateBundle } from '../../../src/bundle/validate.js';
+import type { Problem } from '../../../src/util/result.js';
+
+const fixtures = join(import.meta.dirname, '../../fixtures');
+
+async function minimal(): Promise<Bundle> {
+  const r = await readBundle(join(fixtures, 'bundles/minimal'));
+  if (!r.ok) throw new Error(JSON.stringify(r.errors));
+  return r.value;
+}
+const csvOf = (b: Bundle) =>
+  b.manifests.find((m) => m.object.kind === 'ClusterServiceVersion')!.object as KubeManifest & {
+    spec: Record<string, any>;
+    metadata: Record<string, any>;
+  };
+const csvFile = join(fixtures, 'bundles/minimal/manifests/gizmo.csv.yaml');
+const annotationsFile = join(fixtures, 'bundles/minimal/metadata/annotations.yaml');
+
+describe('validateBundle', () => {
+  it('passes the minimal bundle with no problems', async () => {
+    expect(validateBundle(await minimal())).toEqual({ errors: [], warnings: [] });
+  });
+
+  it('passes the sample operators', async () => {
+    for (const v of ['0.1.0', '0.1.1', '0.2.0', '0.2.1']) {
+      const r = await readBundle(join(import.meta.dirname, '../../../bundles/bosun-sample', v));
+      if (!r.ok) throw new Error(JSON.stringify(r.errors));
+      expect(validateBundle(r.value)).toEqual({ errors: [], warnings: [] });
+    }
+  });
+
+  it.each<[string, (b: Bundle) => void, Partial<Problem>]>([
+    [
+      'a missing version',
+      (b) => delete csvOf(b).spec.version,
+      { file: csvFile, object: 'ClusterServiceVersion/gizmo.v1.0.0', field: 'spec.version' },
+    ],
+    [
+      'a version that is a YAML number',
+      (b) => (csvOf(b).spec.version = 1.5),
+      { field: 'spec.version', message: 'must be a string; quote it in YAML ("1.5")' },
+    ],
+    ['a non-semver version', (b) => (csvOf(b).spec.version = 'v1.0'), { field: 'spec.version' }],
+    ['a wrong CSV apiVersion', (b) => (csvOf(b).apiVersion = 'v1alpha1'), { field: 'apiVersion' }],
+    [
+      'a CSV that replaces itself',
+      (b) => (csvOf(b).spec.replaces = 'gizmo.v1.0.0'),
+      { field: 'spec.replaces' },
+    ],
+    [
+      'a bad skipRange',
+      (b) => (csvOf(b).metadata.annotations = { 'olm.skipRange': 'soon' }),
+      { field: 'metadata.annotations.olm.skipRange' },
+    ],
+    ['no install modes', (b) => delete csvOf(b).spec.installModes, { field: 'spec.installModes' }],
+    [
+      'an unknown install mode',
+      (b) => csvOf(b).spec.installModes.push({ type: 'Everywhere', supported: true }),
+      { field: 'spec.installModes[2].type' },
+    ],
+    [
+      'no supported install mode',
+      (b) => csvOf(b).spec.installModes.forEach((m: { supported: boolean }) => (m.supported = false)),
+      {
+        field: 'spec.installModes',
+        message: 'no install mode is supported, so the operator cannot be installed',
+      },
+    ],
+    [
+      'a deployment without containers',
+      (b) => (csvOf(b).spec.install.spec.deployments[0].spec.template.spec.containers = []),
+      { field: 'spec.install.spec.deployments[0].spec.template.spec.containers' },
+    ],
+    [
+      'a container without image',
+      (b) => delete csvOf(b).spec.install.spec.deployments[0].spec.template.spec.containers[0].image,
+      { field: 'spec.install.spec.deployments[0].spec.template.spec.containers[0].image' },
+    ],
+    [
+      'a selector the pods do not match',
+      (b) => (csvOf(b).spec.install.spec.deployments[0].spec.template.metadata.labels = { app: 'other' }),
+      { field: 'spec.install.spec.deployments[0].spec.template.metadata.labels' },
+    ],
+    [
+      'an install strategy other than deployment',
+      (b) => (csvOf(b).spec.install.strategy = 'helm'),
+      { field: 'spec.install.strategy' },
+    ],
+    [
+      'a rule without verbs',
+      (b) =>
+        (csvOf(b).spec.install.spec.permissions = [
+          { serviceAccountName: 'gizmo', rules: [{ apiGroups: [''], resources: ['pods'] }] },
+        ]),
+      { field: 'spec.install.spec.permissions[0].rules[0].verbs' },
+    ],
+    [
+      'non-resource URLs in namespaced permissions',
+      (b) =>
+        (csvOf(b).spec.install.spec.permissions = [
+          { serviceAccountName: 'gizmo', rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }] },
+        ]),
+      { field: 'spec.install.spec.permissions[0].rules[0].nonResourceURLs' },
+    ],
+    [
+      'an owned CRD missing from the bundle',
+      (b) =>
+        csvOf(b).spec.customresourcedefinitions.owned.push({
+          name: 'widgets.fixtures.bosun.dev',
+          version: 'v1',
+          kind: 'Widget',
+        }),
+      {
+        field: 'spec.customresourcedefinitions.owned[1].name',
+        message:
+          'the CSV owns CRD widgets.fixtures.bosun.dev but the bundle does not contain it; add its manifest',
+      },
+    ],
+    [
+      'an owned CRD version the CRD lacks',
+      (b) => (csvOf(b).spec.customresourcedefinitions.owned[0].version = 'v2'),
+      { field: 'spec.customresourcedefinitions.owned[0].version' },
+    ],
+    [
+      'a CRD the CSV does not own',
+      (b) => (csvOf(b).spec.customresourcedefinitions.owned = []),
+      {
+        field: 'spec.customresourcedefinitions.owned',
+        message: 'CRD gizmos.fixtures.bosun.dev is in the bundle but the CSV does not list it as owned',
+      },
+    ],
+    [
+      'a required CRD without a group',
+      (b) =>
+        (csvOf(b).spec.customresourcedefinitions.required = [
+          { name: 'widgets', version: 'v1', kind: 'Widget' },
+        ]),
+      { field: 'spec.customresourcedefinitions.required[0].name' },
+    ],
+    [
+      'a webhook of an unknown deployment',
+      (b) =>
+        (csvOf(b).spec.webhookdefinitions = [
+          {
+            type: 'ValidatingAdmissionWebhook',
+            generateName: 'vgizmo.fixtures.bosun.dev',
+            deploymentName: 'nope',
+            admissionReviewVersions: ['v1'],
+            sideEffects: 'None',
+            rules: [{}],
+          },
+        ]),
+      { field: 'spec.webhookdefinitions[0].deploymentName' },
+    ],
+    [
+      'a webhook with side effects',
+      (b) =>
+        (csvOf(b).spec.webhookdefinitions = [
+          {
+            type: 'MutatingAdmissionWebhook',
+            generateName: 'mgizmo.fixtures.bosun.dev',
+            deploymentName: 'gizmo-operator',
+            admissionReviewVersions: ['v1'],
+            sideEffects: 'Some',
+            rules: [{}],
+          },
+        ]),
+      { field: 'spec.webhookdefinitions[0].sideEffects' },
+    ],
+    [
+      'a conversion webhook with OwnNamespace',
+      (b) =>
+        (csvOf(b).spec.webhookdefinitions = [
+          {
+            type: 'ConversionWebhook',
+            generateName: 'cgizmo.fixtures.bosun.dev',
+            deploymentName: 'gizmo-operator',
+            admissionReviewVersions: ['v1'],
+            conversionCRDs: ['gizmos.fixtures.bosun.dev'],
+          },
+        ]),
+      {
+        field: 'spec.webhookdefinitions[0].type',
+        message: 'a CSV with a conversion webhook must support only the AllNamespaces install mode',
+      },
+    ],
+    [
+      'a webhook port out of range',
+      (b) =>
+        (csvOf(b).spec.webhookdefinitions = [
+          {
+            type: 'ValidatingAdmissionWebhook',
+            generateName: 'vgizmo.fixtures.bosun.dev',
+            deploymentName: 'gizmo-operator',
+            containerPort: 70000,
+            admissionReviewVersions: ['v1'],
+            sideEffects: 'None',
+            rules: [{}],
+          },
+        ]),
+      { field: 'spec.webhookdefinitions[0].containerPort' },
+    ],
+    [
+      'an unsupported kind',
+      (b) =>
+        b.manifests.push({
+          file: 'manifests/pod.yaml',
+          doc: 0,
+          size: 10,
+          object: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } },
+        }),
+      { object: 'Pod/p', field: 'kind' },
+    ],
+    [
+      'an object over 1 MiB',
+      (b) => (b.manifests[1]!.size = 2 * 1024 * 1024),
+      {
+        object: 'CustomResourceDefinition/gizmos.fixtures.bosun.dev',
+        message: expect.stringContaining('over the limit of 1048576 bytes'),
+      },
+    ],
+    [
+      'a CRD whose name is not plural.group',
+      (b) => (b.manifests[1]!.object.metadata = { name: 'gizmo' }),
+      { field: 'metadata.name' },
+    ],
+    [
+      'a package name that is not DNS-1123',
+      (b) => (b.annotations['operators.operatorframework.io.bundle.package.v1'] = 'Gizmo'),
+      { file: annotationsFile, field: 'annotations.operators.operatorframework.io.bundle.package.v1' },
+    ],
+    [
+      'a default channel not among the channels',
+      (b) => (b.annotations['operators.operatorframework.io.bundle.channel.default.v1'] = 'fast'),
+      { field: 'annotations.operators.operatorframework.io.bundle.channel.default.v1' },
+    ],
+    [
+      'another media type',
+      (b) => (b.annotations['operators.operatorframework.io.bundle.mediatype.v1'] = 'plain+v0'),
+      { field: 'annotations.operators.operatorframework.io.bundle.mediatype.v1' },
+    ],
+    [
+      'an unknown dependency type',
+      (b) => b.dependencies.push({ type: 'olm.magic', value: {} }),
+      { field: 'dependencies[0].type' },
+    ],
+    [
+      'a package dependency with a bad range',
+      (b) => b.dependencies.push({ type: 'olm.package', value: { packageName: 'x', version: '^1' } }),
+      { field: 'dependencies[0].value.version' },
+    ],
+    [
+      'a constraint with nothing in it',
+      (b) => b.dependencies.push({ type: 'olm.constraint', value: { failureMessage: 'x' } }),
+      { field: 'dependencies[0].value' },
+    ],
+  ])('reports %s', async (_, mutate, want) => {
+    const b = await minimal();
+    mutate(b);
+    expect(validateBundle(b).errors).toContainEqual(expect.objectContaining(want));
+  });
+
+  it('collects every problem in one pass and keeps warnings apart', async () => {
+    const b = await minimal();
+    const csv = csvOf(b);
+    delete csv.spec.version;
+    delete csv.spec.installModes;
+    delete csv.spec.icon;
+    csv.metadata.annotations = { 'alm-examples': '{not json' };
+    const { errors, warnings } = validateBundle(b);
+    expect(errors.map((e) => e.field)).toEqual(['spec.version', 'spec.installModes']);
+    expect(warnings.map((w) => w.field)).toEqual(['metadata.annotations.alm-examples', 'spec.icon']);
+  });
+
+  it.each([
+    ['csv-without-version', 'spec.version', 'is required: the semver version of this bundle'],
+    ['non-semver-version', 'spec.version', '"v1.0" is not a semver version (like 1.2.3 or 1.2.3-rc.1)'],
+    [
+      'two-csvs',
+      undefined,
+      expect.stringContaining(
+        'the bundle has 2 ClusterServiceVersions, it needs exactly one: manifests/gizmo-copy.csv.yaml',
+      ),
+    ],
+  ])('the bad fixture %s is refused', async (name, field, message) => {
+    const r = await readBundle(join(fixtures, 'bad', name));
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    expect(validateBundle(r.value).errors).toEqual([
+      expect.objectContaining({ ...(field ? { field } : {}), message }),
+    ]);
+  });
+});

@@ -1,0 +1,100 @@
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { bosun, fixtures, json, repo, workdir } from './run-bosun.js';
+
+describe('bosun bundle validate', () => {
+  it('accepts the sample bundles with nothing to say', async () => {
+    const dir = await workdir('bundles');
+    for (const b of ['bosun-sample/0.1.0', 'bosun-sample/0.2.1', 'bosun-sample-dashboard/0.2.0']) {
+      const r = await bosun(dir, 'bundle', 'validate', `bundles/${b}`);
+      expect(r).toEqual({
+        code: 0,
+        stdout: `valid bundle bundles/${b} (package ${b.split('/')[0]})\n`,
+        stderr: '',
+      });
+    }
+  });
+
+  it('prints the result object with --output json', async () => {
+    const dir = await workdir('test/fixtures/bad');
+    const r = await bosun(dir, 'bundle', 'validate', 'bad/non-semver-version', '--output', 'json');
+    expect(r.code).toBe(1);
+    expect(json(r)).toEqual({
+      ok: false,
+      packages: 1,
+      bundles: 1,
+      errors: [
+        {
+          file: 'bad/non-semver-version/manifests/gizmo.csv.yaml',
+          object: 'ClusterServiceVersion/gizmo.v1.0.0',
+          field: 'spec.version',
+          message: '"v1.0" is not a semver version (like 1.2.3 or 1.2.3-rc.1)',
+        },
+      ],
+      warnings: [],
+    });
+  });
+
+  it.each([
+    ['bad/csv-without-version', 'spec.version: is required'],
+    ['bad/two-csvs', 'the bundle has 2 ClusterServiceVersions'],
+    [
+      'bad/tar-dotdot.tar.gz',
+      'bad/tar-dotdot.tar.gz:manifests/../../evil.yaml: entry path leaves the archive root',
+    ],
+    [
+      'bad/tar-absolute-path.tar.gz',
+      'bad/tar-absolute-path.tar.gz:/tmp/evil.yaml: entry path is an absolute path',
+    ],
+    ['bad/tar-symlink.tar.gz', 'symlink to "/etc/passwd" is not allowed'],
+    ['bad/tar-bomb.tar.gz', 'archive inflates past the limit'],
+  ])('refuses %s with a clear error', async (path, message) => {
+    const dir = await workdir('test/fixtures/bad');
+    const r = await bosun(dir, 'bundle', 'validate', path);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`error: ${path.endsWith('.gz') ? '' : path}`);
+    expect(r.stderr).toContain(message);
+    expect(r.stdout).toBe('');
+  });
+});
+
+describe('bosun bundle pack', () => {
+  it('writes the same archive and digest every time, and the archive validates', async () => {
+    const dir = await workdir('bundles');
+    const a = await bosun(dir, 'bundle', 'pack', 'bundles/bosun-sample/0.2.1', '-o', 'a.tar.gz');
+    const b = await bosun(
+      dir,
+      'bundle',
+      'pack',
+      'bundles/bosun-sample/0.2.1',
+      '-o',
+      'b.tar.gz',
+      '--output',
+      'json',
+    );
+    expect(a.code).toBe(0);
+    const digest = json(b).digest as string;
+    expect(a.stdout).toBe(`a.tar.gz ${digest}\n`);
+    expect(json(b)).toMatchObject({
+      ok: true,
+      archive: 'b.tar.gz',
+      digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+    });
+    expect(await readFile(join(dir, 'a.tar.gz'))).toEqual(await readFile(join(dir, 'b.tar.gz')));
+    expect((await bosun(dir, 'bundle', 'validate', 'a.tar.gz')).code).toBe(0);
+  });
+
+  it('does not pack an invalid bundle, and writes nothing', async () => {
+    const dir = await workdir('test/fixtures/bad');
+    const r = await bosun(dir, 'bundle', 'pack', 'bad/two-csvs', '-o', 'out.tar.gz');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('not packed');
+    await expect(stat(join(dir, 'out.tar.gz'))).rejects.toThrow();
+  });
+
+  it('needs -o', async () => {
+    const r = await bosun(repo, 'bundle', 'pack', join(fixtures, 'bundles/minimal'));
+    expect(r).toMatchObject({ code: 2, stderr: 'error: bundle pack: -o <file.tar.gz> is required\n' });
+  });
+});

@@ -1,0 +1,439 @@
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { snapshot } from '../catalog/snapshot.js';
+import { bosun, json, workdir } from './run-bosun.js';
+
+describe('bosun catalog init', () => {
+  it('prints an olm.package document', async () => {
+    const dir = await workdir();
+    await writeFile(join(dir, 'README.md'), 'Kites fly.\n');
+    const r = await bosun(
+      dir,
+      'catalog',
+      'init',
+      'kite',
+      '--default-channel',
+      'stable',
+      '--description',
+      'README.md',
+    );
+    expect(r).toEqual({
+      code: 0,
+      stdout: '---\ndefaultChannel: stable\ndescription: |\n  Kites fly.\nname: kite\nschema: olm.package\n',
+      stderr: '',
+    });
+  });
+
+  it('refuses a package name Kubernetes would not accept', async () => {
+    const r = await bosun(await workdir(), 'catalog', 'init', 'Kite_Op');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('is not a DNS-1123 label');
+  });
+});
+
+describe('bosun catalog render', () => {
+  it('renders bundles, package-manifest packages and catalogs together', async () => {
+    const dir = await workdir('bundles', 'test/fixtures/package-manifests', 'test/fixtures/catalogs');
+    const r = await bosun(
+      dir,
+      'catalog',
+      'render',
+      'bundles/bosun-sample/0.1.0',
+      'package-manifests/community/gadget',
+      'catalogs/mixed',
+      '-o',
+      'json',
+    );
+    expect(r.stderr).toBe('');
+    const docs = r.stdout.split(/\n(?=\{)/).map((d) => JSON.parse(d));
+    expect(docs.filter((d) => d.schema === 'olm.package').map((d) => d.name)).toEqual([
+      'alpha',
+      'beta',
+      'gadget',
+    ]);
+    expect(docs.filter((d) => d.schema === 'olm.bundle').map((d) => d.name)).toContain('bosun-sample.v0.1.0');
+  });
+
+  it('prints nothing when an input is invalid', async () => {
+    const dir = await workdir('bundles', 'test/fixtures/bad');
+    const r = await bosun(dir, 'catalog', 'render', 'bundles/bosun-sample/0.1.0', 'bad/two-csvs');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^error: bad\/two-csvs: the bundle has 2 ClusterServiceVersions/m);
+  });
+});
+
+describe('bosun catalog validate', () => {
+  it.each([
+    [
+      'malformed-yaml.yaml',
+      {
+        file: 'bad/malformed-yaml.yaml',
+        object: null,
+        field: null,
+        message: expect.stringMatching(/^invalid YAML: line 5/),
+      },
+    ],
+    [
+      'no-schema.yaml',
+      {
+        file: 'bad/no-schema.yaml',
+        object: 'stable',
+        field: 'schema',
+        message: expect.stringContaining('needs a "schema"'),
+      },
+    ],
+    [
+      'duplicate-keys.yaml',
+      {
+        file: 'bad/duplicate-keys.yaml',
+        message: expect.stringContaining('line 5, column 1: duplicated mapping key'),
+      },
+    ],
+    [
+      'replaces-cycle.yaml',
+      {
+        file: 'bad/replaces-cycle.yaml',
+        object: 'channel cycle/stable',
+        field: 'entries',
+        message: expect.stringContaining('replaces cycle'),
+      },
+    ],
+    [
+      'two-heads.yaml',
+      { object: 'channel twoheads/stable', message: expect.stringContaining('multiple channel heads') },
+    ],
+    [
+      'stranded-bundle.yaml',
+      { object: 'channel stranded/stable', message: expect.stringContaining('stranded entries') },
+    ],
+    ['unknown-default-channel.yaml', { object: 'package nodefault', field: 'defaultChannel' }],
+  ])('reports %s and exits 1', async (file, error) => {
+    const dir = await workdir('test/fixtures/bad');
+    const r = await bosun(dir, 'catalog', 'validate', `bad/${file}`, '--output', 'json');
+    expect(r.code).toBe(1);
+    expect(json(r)).toMatchObject({ ok: false, errors: [expect.objectContaining(error)] });
+  });
+
+  it('sends problems to stderr and the verdict to stdout in text mode', async () => {
+    const dir = await workdir('test/fixtures/bad', 'catalogs');
+    const bad = await bosun(dir, 'catalog', 'validate', 'bad/two-heads.yaml');
+    expect(bad.stderr).toBe(
+      'error: bad/two-heads.yaml: channel twoheads/stable: entries: multiple channel heads: twoheads.v1.1.0, twoheads.v2.0.0; exactly one entry may be left un-replaced and un-skipped\n' +
+        'invalid catalog bad/two-heads.yaml: 1 package, 3 bundles (1 error)\n',
+    );
+    const good = await bosun(dir, 'catalog', 'validate', 'catalogs/bosun-samples');
+    expect(good).toEqual({
+      code: 0,
+      stdout: 'valid catalog catalogs/bosun-samples: 2 packages, 6 bundles\n',
+      stderr: '',
+    });
+  });
+
+  it('points at bundle validate for a bundle', async () => {
+    const dir = await workdir('bundles');
+    const r = await bosun(dir, 'catalog', 'validate', 'bundles/bosun-sample/0.1.0');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('use `bosun bundle validate`');
+  });
+});
+
+describe('bosun catalog import', () => {
+  it('imports a directory of packages and says what it wrote', async () => {
+    const dir = await workdir('test/fixtures/package-manifests');
+    const r = await bosun(dir, 'catalog', 'import', 'package-manifests/community', 'cat', '--output', 'json');
+    expect(json(r)).toEqual({
+      ok: true,
+      packages: 2,
+      bundles: 7,
+      errors: [],
+      warnings: [],
+      written: ['doohickey/catalog.yaml', 'gadget/catalog.yaml'],
+    });
+    expect(json(await bosun(dir, 'catalog', 'validate', 'cat', '--output', 'json'))).toMatchObject({
+      ok: true,
+      packages: 2,
+      bundles: 7,
+    });
+  });
+
+  it('imports one package directory, as JSON files', async () => {
+    const dir = await workdir('test/fixtures/package-manifests');
+    const r = await bosun(
+      dir,
+      'catalog',
+      'import',
+      'package-manifests/community/gadget',
+      'cat',
+      '--format',
+      'json',
+    );
+    expect(r).toMatchObject({ code: 0, stdout: 'imported 1 package and 4 bundles into cat\n' });
+    expect(
+      JSON.parse((await readFile(join(dir, 'cat/gadget/catalog.json'), 'utf8')).split('\n}\n')[0] + '\n}'),
+    ).toMatchObject({ schema: 'olm.package', name: 'gadget' });
+  });
+
+  it('writes nothing when a package has errors, and reports the file and field', async () => {
+    const dir = await workdir('test/fixtures/package-manifests');
+    const r = await bosun(dir, 'catalog', 'import', 'package-manifests/with-defect', 'cat');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      'error: package-manifests/with-defect/headless/headless.package.yaml: package headless: channels[1].currentCSV: headless.v0.9.0 is not a CSV of package headless',
+    );
+    expect(r.stderr).toContain('nothing was written');
+    expect(await snapshot(join(dir, 'cat'))).toEqual({});
+  });
+
+  it('with --skip-invalid leaves the bad package out and writes the rest', async () => {
+    const dir = await workdir('test/fixtures/package-manifests');
+    const r = await bosun(
+      dir,
+      'catalog',
+      'import',
+      'package-manifests/with-defect',
+      'cat',
+      '--skip-invalid',
+      '--output',
+      'json',
+    );
+    expect(json(r)).toMatchObject({
+      ok: true,
+      packages: 1,
+      bundles: 2,
+      errors: [],
+      written: ['widgetry/catalog.yaml'],
+    });
+    expect(json(r).warnings.map((w: { object: string | null }) => w.object)).toEqual([
+      'package headless',
+      'package headless',
+    ]);
+  });
+
+  it('refuses to overwrite a package the catalog has, unless --replace', async () => {
+    const dir = await workdir('test/fixtures/package-manifests');
+    expect((await bosun(dir, 'catalog', 'import', 'package-manifests/community', 'cat')).code).toBe(0);
+    const before = await snapshot(join(dir, 'cat'));
+    const again = await bosun(dir, 'catalog', 'import', 'package-manifests/community/gadget', 'cat');
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('the catalog already has package gadget; pass --replace to replace it');
+    expect(await snapshot(join(dir, 'cat'))).toEqual(before);
+    const replaced = await bosun(
+      dir,
+      'catalog',
+      'import',
+      'package-manifests/community/gadget',
+      'cat',
+      '--replace',
+      '--format',
+      'json',
+    );
+    expect(replaced.code).toBe(0);
+    expect(Object.keys(await snapshot(join(dir, 'cat'))).sort()).toEqual([
+      'doohickey/catalog.yaml',
+      'gadget/catalog.json',
+    ]);
+  });
+});
+
+describe('bosun catalog publish', () => {
+  it('reports what it placed where, as JSON', async () => {
+    const dir = await workdir('bundles');
+    await bosun(dir, 'catalog', 'publish', 'cat', 'bundles/bosun-sample/0.1.1');
+    const r = await bosun(dir, 'catalog', 'publish', 'cat', 'bundles/bosun-sample/0.2.1', '--output', 'json');
+    expect(json(r)).toEqual({
+      ok: true,
+      packages: 1,
+      bundles: 1,
+      errors: [],
+      warnings: [],
+      package: 'bosun-sample',
+      bundle: 'bosun-sample.v0.2.1',
+      version: '0.2.1',
+      channels: [
+        {
+          name: 'candidate',
+          created: true,
+          entry: {
+            name: 'bosun-sample.v0.2.1',
+            replaces: 'bosun-sample.v0.1.1',
+            skips: ['bosun-sample.v0.2.0'],
+          },
+        },
+        {
+          name: 'stable',
+          created: false,
+          entry: {
+            name: 'bosun-sample.v0.2.1',
+            replaces: 'bosun-sample.v0.1.1',
+            skips: ['bosun-sample.v0.2.0'],
+          },
+        },
+      ],
+      defaultChannel: 'stable',
+      replaced: null,
+      written: ['bosun-sample/catalog.yaml'],
+    });
+  });
+
+  it('publishes an archive as well as a directory', async () => {
+    const dir = await workdir('bundles');
+    expect((await bosun(dir, 'bundle', 'pack', 'bundles/bosun-sample/0.1.0', '-o', 'b.tgz')).code).toBe(0);
+    const r = await bosun(dir, 'catalog', 'publish', 'cat', 'b.tgz');
+    expect(r).toMatchObject({
+      code: 0,
+      stdout: 'published bosun-sample.v0.1.0 (0.1.0) to bosun-sample in cat: stable\n',
+    });
+  });
+
+  it('refuses a version already published, unless --replace', async () => {
+    const dir = await workdir('bundles', 'catalogs');
+    const before = await snapshot(join(dir, 'catalogs'));
+    const r = await bosun(dir, 'catalog', 'publish', 'catalogs/bosun-samples', 'bundles/bosun-sample/0.1.1');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      'bundle bosun-sample.v0.1.1 is already published in package bosun-sample; pass --replace to overwrite it',
+    );
+    expect(await snapshot(join(dir, 'catalogs'))).toEqual(before);
+    const again = await bosun(
+      dir,
+      'catalog',
+      'publish',
+      'catalogs/bosun-samples',
+      'bundles/bosun-sample/0.1.1',
+      '--replace',
+    );
+    expect(again.code).toBe(0);
+    expect(await snapshot(join(dir, 'catalogs'))).toEqual(before);
+  });
+
+  it.each([
+    ['bad/two-csvs', 'the bundle has 2 ClusterServiceVersions'],
+    ['bad/csv-without-version', 'spec.version: is required'],
+    ['bad/non-semver-version', 'is not a semver version'],
+    ['bad/tar-dotdot.tar.gz', 'leaves the archive root'],
+    ['bad/tar-absolute-path.tar.gz', 'is an absolute path'],
+    ['bad/tar-symlink.tar.gz', 'symlink'],
+    ['bad/tar-bomb.tar.gz', 'inflates past the limit'],
+  ])('refuses the bad bundle %s and leaves the catalog as it was', async (bundle, message) => {
+    const dir = await workdir('catalogs', 'test/fixtures/bad');
+    const before = await snapshot(join(dir, 'catalogs'));
+    const r = await bosun(dir, 'catalog', 'publish', 'catalogs/bosun-samples', bundle);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(message);
+    expect(await snapshot(join(dir, 'catalogs'))).toEqual(before);
+  });
+
+  it.each([
+    'malformed-yaml.yaml',
+    'no-schema.yaml',
+    'duplicate-keys.yaml',
+    'replaces-cycle.yaml',
+    'two-heads.yaml',
+    'stranded-bundle.yaml',
+    'unknown-default-channel.yaml',
+  ])('will not write into a catalog holding %s', async (file) => {
+    const dir = await workdir('test/fixtures/bundles', 'catalogs');
+    await mkdir(join(dir, 'catalogs/bosun-samples/broken'));
+    await writeFile(
+      join(dir, 'catalogs/bosun-samples/broken', file),
+      await readFile(join(import.meta.dirname, '../../fixtures/bad', file)),
+    );
+    const before = await snapshot(join(dir, 'catalogs'));
+    const r = await bosun(dir, 'catalog', 'publish', 'catalogs/bosun-samples', 'bundles/minimal');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`catalogs/bosun-samples/broken/${file}`);
+    expect(await snapshot(join(dir, 'catalogs'))).toEqual(before);
+  });
+
+  it('with --semver places and links by version', async () => {
+    const dir = await workdir('bundles');
+    for (const v of ['0.1.0', '0.1.1', '0.2.0']) {
+      expect(
+        (
+          await bosun(
+            dir,
+            'catalog',
+            'publish',
+            'cat',
+            `bundles/bosun-sample/${v}`,
+            '--semver',
+            '--archetype',
+            'fast',
+          )
+        ).code,
+      ).toBe(0);
+    }
+    const channels = (await readFile(join(dir, 'cat/bosun-sample/catalog.yaml'), 'utf8')).match(
+      /^name: fast-v\S+$/gm,
+    );
+    expect(channels).toEqual(['name: fast-v0.1', 'name: fast-v0.2']);
+  });
+});
+
+describe('bosun catalog diff', () => {
+  it('flags a version left without an upgrade path as breaking', async () => {
+    const dir = await workdir('catalogs');
+    await cp(join(dir, 'catalogs/bosun-samples'), join(dir, 'new'), { recursive: true });
+    const file = join(dir, 'new/bosun-sample/catalog.yaml');
+    const text = await readFile(file, 'utf8');
+    await writeFile(
+      file,
+      text.replace(
+        '- name: bosun-sample.v0.1.0\n- name: bosun-sample.v0.1.1\n  replaces: bosun-sample.v0.1.0\n',
+        '- name: bosun-sample.v0.1.1\n',
+      ),
+    );
+    const r = await bosun(dir, 'catalog', 'diff', 'catalogs/bosun-samples', 'new');
+    expect(r.stdout).toBe(
+      '         bosun-sample: edges of bosun-sample.v0.1.1 in stable changed from replaces bosun-sample.v0.1.0 to (none)\n' +
+        'BREAKING bosun-sample: bosun-sample.v0.1.0 was in stable but has no upgrade path to its head bosun-sample.v0.2.1 any more\n' +
+        '2 changes, 1 breaking\n',
+    );
+    expect(r.code).toBe(0);
+    expect(
+      (await bosun(dir, 'catalog', 'diff', 'catalogs/bosun-samples', 'new', '--fail-on-breaking')).code,
+    ).toBe(1);
+    expect(
+      json(await bosun(dir, 'catalog', 'diff', 'catalogs/bosun-samples', 'new', '--output', 'json')),
+    ).toMatchObject({
+      breaking: 1,
+      changes: [{ kind: 'EdgesChanged' }, { kind: 'Stranded', bundle: 'bosun-sample.v0.1.0' }],
+    });
+  });
+});
+
+describe('bosun catalog template semver', () => {
+  it('renders a template whose bundles are directories next to it', async () => {
+    const dir = await workdir('bundles');
+    await writeFile(
+      join(dir, 'template.yaml'),
+      'schema: olm.semver\ngenerateMajorChannels: true\ncandidate:\n  bundles:\n  - image: bundles/bosun-sample/0.1.0\n  - image: bundles/bosun-sample/0.2.0\nstable:\n  bundles:\n  - image: bundles/bosun-sample/0.1.1\n  - image: bundles/bosun-sample/0.2.1\n',
+    );
+    const r = await bosun(dir, 'catalog', 'template', 'semver', 'template.yaml', '-o', 'json');
+    expect(r.stderr).toBe('');
+    const docs = r.stdout.split(/\n(?=\{)/).map((d) => JSON.parse(d));
+    expect(docs[0]).toEqual({ schema: 'olm.package', name: 'bosun-sample', defaultChannel: 'stable-v0' });
+    expect(docs.filter((d) => d.schema === 'olm.channel').map((d) => d.name)).toEqual([
+      'candidate-v0',
+      'stable-v0',
+    ]);
+    expect(docs.find((d) => d.name === 'stable-v0').entries).toEqual([
+      { name: 'bosun-sample.v0.1.1' },
+      { name: 'bosun-sample.v0.2.1', replaces: 'bosun-sample.v0.1.1', skips: ['bosun-sample.v0.1.1'] },
+    ]);
+    expect(docs.filter((d) => d.schema === 'olm.bundle')).toHaveLength(4);
+  });
+
+  it('names the template field that is wrong', async () => {
+    const dir = await workdir();
+    await writeFile(
+      join(dir, 't.yaml'),
+      'schema: olm.semver\nstable:\n  bundles:\n  - image: nowhere/bundle\n',
+    );
+    const r = await bosun(dir, 'catalog', 'template', 'semver', 't.yaml');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('t.yaml: nowhere/bundle: Bosun renders bundle directories and archives');
+  });
+});

@@ -1,0 +1,31 @@
+/** Runs the real `bosun` command in-process in a temporary working directory. */
+import { cp, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../../../src/cli/main.js';
+import { capture } from '../../support/capture.js';
+
+export const repo = join(import.meta.dirname, '../../..');
+export const fixtures = join(repo, 'test/fixtures');
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export async function bosun(cwd: string, ...args: string[]): Promise<Run> {
+  const c = capture(process.env, cwd);
+  const code = await main(args, c.ctx);
+  await new Promise((r) => setImmediate(r)); // let the captured streams deliver
+  return { code, stdout: c.stdout, stderr: c.stderr };
+}
+
+/** A fresh working directory, optionally holding copies of `paths` (relative to the repository). */
+export async function workdir(...paths: string[]): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'bosun-cli-'));
+  for (const p of paths) await cp(join(repo, p), join(dir, p.split('/').at(-1)!), { recursive: true });
+  return dir;
+}
+
+export const json = (r: Run) => JSON.parse(r.stdout) as Record<string, any>;
