@@ -12,10 +12,13 @@ async function minimal(): Promise<Bundle> {
   if (!r.ok) throw new Error(JSON.stringify(r.errors));
   return r.value;
 }
+// Tests reach into parsed YAML freely; typing every path would hide what each case changes.
+// biome-ignore lint/suspicious/noExplicitAny: parsed YAML under test
+type Loose = Record<string, any>;
 const csvOf = (b: Bundle) =>
   b.manifests.find((m) => m.object.kind === 'ClusterServiceVersion')!.object as KubeManifest & {
-    spec: Record<string, any>;
-    metadata: Record<string, any>;
+    spec: Loose;
+    metadata: Loose;
   };
 const csvFile = join(fixtures, 'bundles/minimal/manifests/gizmo.csv.yaml');
 const annotationsFile = join(fixtures, 'bundles/minimal/metadata/annotations.yaml');
@@ -64,7 +67,9 @@ describe('validateBundle', () => {
     ],
     [
       'no supported install mode',
-      (b) => csvOf(b).spec.installModes.forEach((m: { supported: boolean }) => (m.supported = false)),
+      (b) => {
+        for (const m of csvOf(b).spec.installModes) m.supported = false;
+      },
       {
         field: 'spec.installModes',
         message: 'no install mode is supported, so the operator cannot be installed',

@@ -28,4 +28,6 @@ export async function workdir(...paths: string[]): Promise<string> {
   return dir;
 }
 
+/** The JSON a command printed, loosely typed: tests read whichever fields they check. */
+// biome-ignore lint/suspicious/noExplicitAny: JSON output under test
 export const json = (r: Run) => JSON.parse(r.stdout) as Record<string, any>;
