@@ -1,7 +1,7 @@
 /**
  * Runs the install-side controllers (InstallPlan, CSV, OperatorGroup, OperatorCondition) against
- * the run's control plane, the way the manager will: one ControllerContext with real informers,
- * one work queue per controller, and an in-memory catalog store filled with a test catalog.
+ * the run's control plane in Bosun's own manager, with a test catalog put straight into its
+ * in-memory catalog store.
  * Also builds that catalog: a small operator (a CRD, RBAC, a ConfigMap, a Service and one
  * Deployment) in two versions, the second replacing the first, encoded as FBC bundles with
  * their manifests inline (`olm.bundle.object`), as a published catalog carries them.
@@ -12,7 +12,7 @@ import { pino } from 'pino';
 import { inject } from 'vitest';
 import { parse } from 'yaml';
 import type { BundleDoc, DeclarativeConfig } from '../../../src/apis/fbc.js';
-import type { KubeObject, ResourceType } from '../../../src/apis/meta.js';
+import type { KubeObject } from '../../../src/apis/meta.js';
 import type {
   ClusterServiceVersion,
   InstallMode,
@@ -21,27 +21,22 @@ import type {
 } from '../../../src/apis/operators.js';
 import { Resources } from '../../../src/apis/operators.js';
 import type {
-  CatalogHealth,
   CatalogRef,
   CatalogSnapshot,
   CatalogStore,
   Controller,
   ControllerContext,
-  Informers,
 } from '../../../src/controllers/context.js';
 import { csvController } from '../../../src/controllers/csv.js';
 import { installPlanController } from '../../../src/controllers/installplan.js';
 import { operatorConditionController } from '../../../src/controllers/operatorcondition.js';
 import { operatorGroupController } from '../../../src/controllers/operatorgroup.js';
+import { startManager } from '../../../src/controllers/manager.js';
 import { Applier } from '../../../src/kube/apply.js';
 import { collectionPath, KubeClient, objectPath } from '../../../src/kube/client.js';
-import { systemClock } from '../../../src/kube/clock.js';
 import { loadKubeConfig } from '../../../src/kube/config.js';
 import { installCrds } from '../../../src/kube/crds.js';
 import { isNotFound } from '../../../src/kube/errors.js';
-import { EventRecorder } from '../../../src/kube/events.js';
-import { createInformer, type Informer } from '../../../src/kube/informer.js';
-import { WorkQueue } from '../../../src/kube/workqueue.js';
 import { eventually } from '../support.js';
 
 export const installControllers: Controller[] = [
@@ -76,130 +71,52 @@ export async function installOperatorCrds(): Promise<void> {
   }
 }
 
-/** A catalog store holding snapshots in a map (the manager's own store is the real one). */
-export class TestCatalogStore implements CatalogStore {
-  private readonly snapshots = new Map<string, CatalogSnapshot>();
-  private readonly listeners = new Set<(ref: CatalogRef) => void>();
-  private key = (ref: CatalogRef) => `${ref.namespace}/${ref.name}`;
-
-  get(ref: CatalogRef) {
-    return this.snapshots.get(this.key(ref));
-  }
-  health(): CatalogHealth | undefined {
-    return undefined;
-  }
-  visibleFrom(namespace: string) {
-    return [...this.snapshots.values()].filter(
-      (s) => s.ref.namespace === namespace || s.ref.namespace === testCatalog.namespace,
-    );
-  }
-  findBundle(ref: CatalogRef, bundleName: string) {
-    return this.get(ref)?.config.bundles.find((b) => b.name === bundleName);
-  }
-  set(snapshot: CatalogSnapshot) {
-    this.snapshots.set(this.key(snapshot.ref), snapshot);
-    for (const l of this.listeners) l(snapshot.ref);
-  }
-  setHealth() {}
-  delete(ref: CatalogRef) {
-    this.snapshots.delete(this.key(ref));
-    for (const l of this.listeners) l(ref);
-  }
-  onChange(listener: (ref: CatalogRef) => void) {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-}
-
-const deploymentResource: ResourceType = {
-  group: 'apps',
-  version: 'v1',
-  kind: 'Deployment',
-  plural: 'deployments',
-  namespaced: true,
-};
-const crdResource: ResourceType = {
-  group: 'apiextensions.k8s.io',
-  version: 'v1',
-  kind: 'CustomResourceDefinition',
-  plural: 'customresourcedefinitions',
-  namespaced: false,
-};
-const namespaceResource: ResourceType = {
-  group: '',
-  version: 'v1',
-  kind: 'Namespace',
-  plural: 'namespaces',
-  namespaced: false,
-};
-
 export interface Harness {
   ctx: ControllerContext;
-  catalogs: TestCatalogStore;
-  /** Reconcile failures seen (retried ones included), for test diagnostics. */
-  errors: unknown[];
+  catalogs: CatalogStore;
+  /** Reconcile failures the manager reported (retried ones included), for test diagnostics. */
+  errors: { controller: string; key: string; err: unknown }[];
   stop(): Promise<void>;
 }
 
-/** Starts informers and the given controllers; resolves once every cache is filled. */
+/**
+ * Starts Bosun's manager with the given controllers (the install side by default) and the test
+ * catalog in its catalog store; resolves once every cache is filled. The CatalogSource
+ * controller is not among them, so catalogs put in the store stay there.
+ */
 export async function startInstallControllers(
-  controllers: Controller[] = installControllers,
+  controllers: readonly Controller[] = installControllers,
 ): Promise<Harness> {
-  const { client, applier } = connect();
-  const log = pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' });
-  const informers: Informers = {
-    catalogSources: createInformer(client, Resources.CatalogSource),
-    subscriptions: createInformer(client, Resources.Subscription),
-    installPlans: createInformer(client, Resources.InstallPlan),
-    csvs: createInformer(client, Resources.ClusterServiceVersion),
-    operatorGroups: createInformer(client, Resources.OperatorGroup),
-    operatorConditions: createInformer(client, Resources.OperatorCondition),
-    deployments: createInformer(client, deploymentResource, { labelSelector: 'olm.managed=true' }),
-    crds: createInformer(client, crdResource),
-    namespaces: createInformer(client, namespaceResource),
-  };
-  const catalogs = new TestCatalogStore();
-  catalogs.set(testCatalogSnapshot());
-  const ctx: ControllerContext = {
-    client,
-    applier,
-    events: new EventRecorder({ client, component: 'bosun' }),
-    log,
-    clock: systemClock,
-    informers,
-    catalogs,
-    globalNamespace: testCatalog.namespace,
-    metrics: { reconciled() {}, resolution() {} },
-  };
-  const errors: unknown[] = [];
-  const queues = controllers.map((c) => {
-    const queue = new WorkQueue({
-      reconcile: c.reconcile(ctx),
-      concurrency: 2,
-      onOutcome: (o) => {
-        if (o.kind === 'retry' || o.kind === 'terminal') {
-          errors.push(o.error);
-          log.warn({ controller: c.name, key: o.key, err: o.error }, 'reconcile failed');
+  const errors: Harness['errors'] = [];
+  const level = process.env.BOSUN_TEST_LOG ?? 'info';
+  // The manager logs every failed reconcile at info; keep those, print only when asked to.
+  const logger = pino(
+    { level },
+    {
+      write(line: string) {
+        const entry = JSON.parse(line) as {
+          outcome?: string;
+          controller?: string;
+          key?: string;
+          err?: unknown;
+        };
+        if (entry.outcome === 'retry' || entry.outcome === 'terminal') {
+          errors.push({ controller: entry.controller ?? '', key: entry.key ?? '', err: entry.err });
         }
+        if (process.env.BOSUN_TEST_LOG) process.stderr.write(line);
       },
-    });
-    c.watch(ctx, (key) => queue.add(key));
-    return queue;
-  });
-  const all = Object.values(informers) as Informer<KubeObject>[];
-  for (const i of all) i.start();
-  await Promise.all(all.map((i) => i.synced()));
-  for (const q of queues) q.start();
-  return {
-    ctx,
-    catalogs,
-    errors,
-    async stop() {
-      await Promise.all(queues.map((q) => q.shutdown()));
-      await Promise.all(all.map((i) => i.stop()));
-      client.close();
     },
-  };
+  );
+  const running = await startManager({
+    kubeconfig: inject('kubeconfig'),
+    installCrds: true,
+    metricsAddr: null,
+    logger,
+    controllers,
+    globalNamespace: testCatalog.namespace,
+  });
+  running.ctx.catalogs.set(testCatalogSnapshot());
+  return { ctx: running.ctx, catalogs: running.ctx.catalogs, errors, stop: () => running.stop() };
 }
 
 // ---- the test operator ----
