@@ -133,7 +133,11 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
   const { client, kubeConfig } = conn;
   log.info({ server: conn.server, version: conn.version, kubeconfig: conn.source }, 'connected to cluster');
   const applier = new Applier(kubeConfig, client);
-  const stopping: (() => Promise<void> | void)[] = [() => client.close()];
+  // Timers of the controller runtime are unref'd (a pending retry must not keep a CLI alive), so
+  // while waiting on them alone (e.g. for CRDs to be Established) Node would exit: the running
+  // manager holds the process open until it is stopped.
+  const keepAlive = setInterval(() => {}, 1 << 30);
+  const stopping: (() => Promise<void> | void)[] = [() => clearInterval(keepAlive), () => client.close()];
   const stop = async () => {
     for (const fn of stopping.splice(0).reverse()) await fn();
   };

@@ -1,0 +1,378 @@
+/**
+ * The meta-operator's figures, against a local control plane of its own and a manager running as
+ * its own process (`bosun operator run`, from the TypeScript sources through tsx):
+ * - operator.install: seconds from creating a Subscription to its CSV `Succeeded` (p50, p90 over
+ *   20 installs, one namespace each, one after another), for a small operator (a CRD, RBAC and one
+ *   Deployment, manifests inline in its FBC bundle);
+ * - operator.install.100: seconds from creating 100 Subscriptions in 100 namespaces to all their
+ *   CSVs `Succeeded`;
+ * - operator.rss.idle / operator.rss.corpus: the manager's resident memory with the bench catalog
+ *   only, and once the OperatorHub corpus catalog (BOSUN_CORPUS_DIR, imported to FBC and served
+ *   over http) is loaded as a second CatalogSource.
+ * Timings are taken from an informer on CSVs, so they do not depend on a polling interval.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BundleDoc } from '../../src/apis/fbc.js';
+import type { KubeObject } from '../../src/apis/meta.js';
+import { type CatalogSource, type ClusterServiceVersion, Resources } from '../../src/apis/operators.js';
+import { importOperatorsDir } from '../../src/catalog/import.js';
+import { down, up } from '../../src/cluster/controlplane.js';
+import { collectionPath, KubeClient, objectPath } from '../../src/kube/client.js';
+import { loadKubeConfig } from '../../src/kube/config.js';
+import { isAlreadyExists } from '../../src/kube/errors.js';
+import { createInformer } from '../../src/kube/informer.js';
+import type { Emit } from './run.js';
+
+const repo = new URL('../../', import.meta.url);
+const pkg = 'benchop';
+const csvName = `${pkg}.v1.0.0`;
+const globalNs = 'olm';
+
+const inline = (o: unknown) => ({
+  type: 'olm.bundle.object',
+  value: { data: Buffer.from(JSON.stringify(o)).toString('base64') },
+});
+
+/** The bench operator's catalog as a JSON stream. */
+function benchCatalog(): string {
+  const crd = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'gadgets.bench.bosun.dev' },
+    spec: {
+      group: 'bench.bosun.dev',
+      names: { kind: 'Gadget', listKind: 'GadgetList', plural: 'gadgets', singular: 'gadget' },
+      scope: 'Namespaced',
+      versions: [
+        {
+          name: 'v1',
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        },
+      ],
+    },
+  };
+  const csv = {
+    apiVersion: 'operators.coreos.com/v1alpha1',
+    kind: 'ClusterServiceVersion',
+    metadata: { name: csvName },
+    spec: {
+      displayName: 'Bench operator',
+      version: '1.0.0',
+      installModes: [
+        { type: 'OwnNamespace', supported: true },
+        { type: 'SingleNamespace', supported: true },
+        { type: 'MultiNamespace', supported: false },
+        { type: 'AllNamespaces', supported: true },
+      ],
+      customresourcedefinitions: {
+        owned: [{ name: 'gadgets.bench.bosun.dev', version: 'v1', kind: 'Gadget' }],
+      },
+      install: {
+        strategy: 'deployment',
+        spec: {
+          permissions: [
+            {
+              serviceAccountName: 'benchop',
+              rules: [{ apiGroups: ['bench.bosun.dev'], resources: ['gadgets'], verbs: ['*'] }],
+            },
+          ],
+          deployments: [
+            {
+              name: 'benchop',
+              spec: {
+                replicas: 1,
+                selector: { matchLabels: { app: 'benchop' } },
+                template: {
+                  metadata: { labels: { app: 'benchop' } },
+                  spec: {
+                    serviceAccountName: 'benchop',
+                    containers: [{ name: 'manager', image: 'registry.example/benchop:1.0.0' }],
+                  },
+                },
+              },
+            },
+          ],
+        },
+      },
+    },
+  };
+  const bundle: BundleDoc = {
+    schema: 'olm.bundle',
+    package: pkg,
+    name: csvName,
+    image: '',
+    properties: [
+      { type: 'olm.package', value: { packageName: pkg, version: '1.0.0' } },
+      inline(crd),
+      inline(csv),
+    ],
+  };
+  const docs = [
+    { schema: 'olm.package', name: pkg, defaultChannel: 'stable' },
+    { schema: 'olm.channel', package: pkg, name: 'stable', entries: [{ name: csvName }] },
+    bundle,
+  ];
+  return docs.map((d) => JSON.stringify(d)).join('\n');
+}
+
+const say = (line: string) => process.stderr.write(`operator bench: ${line}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 120_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await sleep(200);
+  }
+}
+
+function ignoreExists(err: unknown): boolean {
+  if (isAlreadyExists(err)) return true;
+  throw err;
+}
+
+async function rssBytes(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status);
+  return kb ? Number(kb[1]) * 1024 : Number.NaN;
+}
+
+const quantile = (sorted: number[], q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+
+/** `bosun operator run` as a child process. */
+function runManager(kubeconfig: string): ChildProcess {
+  const main = new URL('src/cli/main.ts', repo).href;
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--input-type=module',
+      '-e',
+      `const { main } = await import(${JSON.stringify(main)}); process.exitCode = await main(process.argv.slice(1));`,
+      '--',
+      'operator',
+      'run',
+      '--kubeconfig',
+      kubeconfig,
+      '--install-crds',
+      '--global-namespace',
+      globalNs,
+      '--metrics-addr',
+      '127.0.0.1:0',
+      '--log-level',
+      'warn',
+    ],
+    { cwd: new URL('.', repo).pathname, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  return child;
+}
+
+export default async function operator(emit: Emit): Promise<void> {
+  // Waits below may rest on unref'd runtime timers only; keep the process alive meanwhile.
+  const keepAlive = setInterval(() => {}, 1 << 30);
+  const state = await mkdtemp(join(tmpdir(), 'bosun-opbench-'));
+  const env = { ...process.env, XDG_STATE_HOME: state };
+  // BOSUN_BENCH_KUBECONFIG: an existing (empty) cluster instead of a fresh local control plane.
+  const existing = process.env.BOSUN_BENCH_KUBECONFIG;
+  const cluster = existing ? { kubeconfig: existing, server: existing } : await up({ name: 'opbench', env });
+  say(`control plane up at ${cluster.server}`);
+  const { kubeConfig } = loadKubeConfig({ path: cluster.kubeconfig });
+  const client = new KubeClient(kubeConfig);
+  const manager = runManager(cluster.kubeconfig);
+  manager.on('exit', (code) => say(`manager exited (${code})`));
+  const servers: { close(): void }[] = [];
+  const create = (
+    resource: { group: string; version: string; plural: string; namespaced: boolean },
+    ns: string,
+    body: KubeObject,
+  ) => client.request({ method: 'POST', path: collectionPath(resource, ns), body });
+  const core = (plural: string) => ({
+    group: '',
+    version: 'v1',
+    plural,
+    namespaced: plural !== 'namespaces',
+  });
+  try {
+    // The catalog: a ConfigMap source in the global namespace.
+    say('creating the catalog');
+    await create(core('namespaces'), '', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: globalNs },
+    }).catch(ignoreExists);
+    await create(core('configmaps'), globalNs, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'bench' },
+      data: { 'catalog.json': benchCatalog() },
+    } as KubeObject).catch(ignoreExists);
+    // The manager installs the CRDs as it starts; creating the CatalogSource waits for them.
+    await waitFor('the CRDs', () =>
+      create(Resources.CatalogSource, globalNs, {
+        apiVersion: 'operators.coreos.com/v1alpha1',
+        kind: 'CatalogSource',
+        metadata: { name: 'bench', namespace: globalNs },
+        spec: { sourceType: 'configmap', configMap: 'bench' },
+      } as KubeObject).catch(ignoreExists),
+    );
+    await waitFor('the bench catalog to be READY', async () => {
+      const cs = await client.request<CatalogSource>({
+        path: objectPath(Resources.CatalogSource, 'bench', globalNs),
+      });
+      return cs.status?.connectionState?.lastObservedState === 'READY' ? cs : undefined;
+    });
+
+    say('bench catalog READY');
+    // Succeeded times, from an informer on every CSV.
+    const succeededAt = new Map<string, number>();
+    const csvs = createInformer<ClusterServiceVersion>(client, Resources.ClusterServiceVersion);
+    const seen = (c: ClusterServiceVersion) => {
+      if (c.status?.phase === 'Succeeded' && !succeededAt.has(c.metadata.namespace!)) {
+        succeededAt.set(c.metadata.namespace!, performance.now());
+      }
+    };
+    csvs.on({ add: seen, update: (_, c) => seen(c) });
+    csvs.start();
+    await csvs.synced();
+
+    let n = 0;
+    const run = Date.now().toString(36);
+    const prepare = async () => {
+      const ns = `bench-${run}-${++n}`;
+      await create(core('namespaces'), '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+      await create(Resources.OperatorGroup, ns, {
+        apiVersion: 'operators.coreos.com/v1',
+        kind: 'OperatorGroup',
+        metadata: { name: 'og', namespace: ns },
+        spec: { targetNamespaces: [ns] },
+      } as KubeObject);
+      return ns;
+    };
+    const subscribe = async (ns: string) => {
+      const t = performance.now();
+      await create(Resources.Subscription, ns, {
+        apiVersion: 'operators.coreos.com/v1alpha1',
+        kind: 'Subscription',
+        metadata: { name: pkg, namespace: ns },
+        spec: { name: pkg, channel: 'stable', source: 'bench', sourceNamespace: globalNs },
+      } as KubeObject);
+      return t;
+    };
+    const done = (ns: string) => waitFor(`${ns} Succeeded`, async () => succeededAt.get(ns), 300_000);
+
+    // One warm-up install (CRD creation, first discovery), not counted.
+    const warm = await prepare();
+    await subscribe(warm);
+    await done(warm);
+
+    say('warm-up install done');
+    const runs = 20;
+    const times: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const ns = await prepare();
+      const t = await subscribe(ns);
+      times.push(((await done(ns)) - t) / 1000);
+    }
+    times.sort((a, b) => a - b);
+    const inputs = { installs: runs, operator: csvName, manager: 'separate process (tsx)' };
+    emit({ name: 'operator.install.p50', value: quantile(times, 0.5), unit: 's', inputs });
+    emit({ name: 'operator.install.p90', value: quantile(times, 0.9), unit: 's', inputs });
+
+    say('20 installs done');
+    const many = 100;
+    const namespaces: string[] = [];
+    for (let i = 0; i < many; i++) namespaces.push(await prepare());
+    const t = performance.now();
+    for (let i = 0; i < many; i += 10) await Promise.all(namespaces.slice(i, i + 10).map(subscribe));
+    await Promise.all(namespaces.map(done));
+    const last = Math.max(...namespaces.map((ns) => succeededAt.get(ns)!));
+    emit({
+      name: 'operator.install.100',
+      value: (last - t) / 1000,
+      unit: 's',
+      inputs: { namespaces: many, operator: csvName },
+    });
+    await csvs.stop();
+
+    const rssInputs = { catalogs: 'bench', installed: runs + many + 1, manager: 'separate process (tsx)' };
+    emit({
+      name: 'operator.rss.idle',
+      value: (await rssBytes(manager.pid!)) / 2 ** 20,
+      unit: 'MiB',
+      inputs: rssInputs,
+    });
+
+    const corpus = process.env.BOSUN_CORPUS_DIR;
+    if (!corpus) {
+      process.stderr.write(
+        'operator bench: BOSUN_CORPUS_DIR is not set; skipping the RSS with the corpus catalog\n',
+      );
+      return;
+    }
+    const imported = await importOperatorsDir(corpus);
+    const { config } = imported;
+    const text = [...config.packages, ...config.channels, ...config.bundles, ...config.deprecations]
+      .map((d) => JSON.stringify(d))
+      .join('\n');
+    const server = createServer((_req, res) => res.writeHead(200).end(text));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    servers.push(server);
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/all`;
+    await create(Resources.CatalogSource, globalNs, {
+      apiVersion: 'operators.coreos.com/v1alpha1',
+      kind: 'CatalogSource',
+      metadata: { name: 'corpus', namespace: globalNs },
+      spec: { sourceType: 'http', address: url },
+    } as KubeObject);
+    const cs = await waitFor('the corpus catalog to be synced', async () => {
+      const c = await client.request<CatalogSource>({
+        path: objectPath(Resources.CatalogSource, 'corpus', globalNs),
+      });
+      return c.status?.conditions?.length ? c : undefined;
+    });
+    await sleep(5_000);
+    emit({
+      name: 'operator.rss.corpus',
+      value: (await rssBytes(manager.pid!)) / 2 ** 20,
+      unit: 'MiB',
+      inputs: {
+        ...rssInputs,
+        catalogs: 'bench + corpus',
+        corpusPackages: config.packages.length,
+        corpusBundles: config.bundles.length,
+        corpusBytes: Buffer.byteLength(text),
+        corpusState: cs.status?.connectionState?.lastObservedState,
+        corpusMessage: cs.status?.message,
+      },
+    });
+  } finally {
+    for (const s of servers) s.close();
+    manager.kill('SIGTERM');
+    await new Promise((r) => manager.once('exit', r));
+    client.close();
+    if (!existing) await down({ name: 'opbench', env });
+    await rm(state, { recursive: true, force: true });
+    clearInterval(keepAlive);
+  }
+}
