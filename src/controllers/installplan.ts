@@ -14,6 +14,7 @@ import { InstallPlanPhase, Resources, StepStatus } from '../apis/operators.js';
 import { isEstablished } from '../kube/crds.js';
 import { formatTime, statusChanged } from '../kube/conditions.js';
 import { formatApiError, parseApiError } from '../kube/errors.js';
+import type { CSVIdentity } from '../install/ownership.js';
 import { type InstallStep, ownInstallSteps, stepObject, stepsByPhase } from '../install/plan.js';
 import type { Controller, ControllerContext } from './context.js';
 import { planSteps } from './installplan-steps.js';
@@ -113,14 +114,11 @@ async function execute(
       if (step.resource.kind === Resources.ClusterServiceVersion.kind) {
         // The CSV exists now: give the objects in its namespace their ownerReference.
         const uid = (applied as { metadata?: { uid?: string } }).metadata?.uid ?? '';
-        const csv = { name: step.resource.name, namespace, uid };
-        const owned = ownInstallSteps(steps, csv);
+        const owned = ownStepsOf(steps, { name: step.resource.name, namespace, uid });
         for (let i = 0; i < steps.length; i++) {
           const before = steps[i] as InstallStep;
           const after = owned[i] as InstallStep;
-          if (after.resource.manifest !== before.resource.manifest && before.resource.name !== csv.name) {
-            await ctx.applier.apply(stepObject(after));
-          }
+          if (after !== before) await ctx.applier.apply(stepObject(after));
           if (done.has(before)) done.add(after);
         }
         steps = owned;
@@ -154,9 +152,22 @@ function ownByExistingCSVs(ctx: ControllerContext, namespace: string, steps: Ins
     if (step.resource.kind !== Resources.ClusterServiceVersion.kind) continue;
     const csv = ctx.informers.csvs.get(keyOf(namespace, step.resource.name));
     if (csv?.metadata.uid)
-      out = ownInstallSteps(out, { name: step.resource.name, namespace, uid: csv.metadata.uid });
+      out = ownStepsOf(out, { name: step.resource.name, namespace, uid: csv.metadata.uid });
   }
   return out;
+}
+
+/**
+ * The steps with an ownerReference to `csv` on the objects of that CSV's bundle in its namespace
+ * (a plan with several CSVs owns each object by its own CSV). Unchanged steps stay the same
+ * objects, so callers can tell which ones changed.
+ */
+export function ownStepsOf(steps: readonly InstallStep[], csv: CSVIdentity): InstallStep[] {
+  return steps.map((step) => {
+    if (step.resolving !== csv.name) return step;
+    const [owned] = ownInstallSteps([step], csv);
+    return owned === undefined || owned.resource.manifest === step.resource.manifest ? step : owned;
+  });
 }
 
 function describeStep(step: InstallStep): string {
