@@ -20,6 +20,7 @@ import {
   testBundle,
   testCatalog,
   testCatalogSnapshot,
+  testCrd,
   testCSV,
   TestOperator,
 } from './install-harness.js';
@@ -237,5 +238,43 @@ describe('CSV controller', () => {
       JSON.stringify(d.spec?.template).includes('{"name":"LOG_LEVEL","value":"info"}'),
     );
     await csvInPhase(client, ns, TestOperator.v1, 'Succeeded');
+  });
+
+  it('a CSV whose ServiceAccount is missing waits in Pending (RequirementsNotMet) and installs once it exists', async () => {
+    const { client, applier } = h.ctx;
+    const ns = await freshNamespace('req');
+    await createOperatorGroup(client, ns, 'og', { targetNamespaces: [ns] });
+    await applier.apply(testCrd);
+    // Created directly, without the InstallPlan that would have created its ServiceAccount.
+    await client.request({
+      method: 'POST',
+      path: collectionPath(Resources.ClusterServiceVersion, ns),
+      body: { ...testCSV('0.1.0'), metadata: { name: TestOperator.v1, namespace: ns } },
+    });
+    const pending = await csvInPhase(client, ns, TestOperator.v1, 'Pending', 'RequirementsNotMet');
+    expect(pending.status?.requirementStatus).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          kind: 'ServiceAccount',
+          name: TestOperator.serviceAccount,
+          status: 'NotPresent',
+        }),
+        expect.objectContaining({
+          kind: 'CustomResourceDefinition',
+          name: TestOperator.crd,
+          status: 'Present',
+        }),
+      ]),
+    );
+    expect(await get(client, deploymentPath(ns, TestOperator.deployment))).toBeUndefined();
+
+    await client.request({
+      method: 'POST',
+      path: `/api/v1/namespaces/${ns}/serviceaccounts`,
+      body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: TestOperator.serviceAccount } },
+    });
+    const done = await csvInPhase(client, ns, TestOperator.v1, 'Succeeded');
+    expect(done.status?.requirementStatus?.every((r) => r.status === 'Present')).toBe(true);
+    await availableDeployment(ns);
   });
 });

@@ -137,7 +137,8 @@ export const defaultInstallModes: InstallMode[] = [
   { type: 'AllNamespaces', supported: true },
 ];
 
-const crd = {
+/** The test operator's CRD. */
+export const testCrd = {
   apiVersion: 'apiextensions.k8s.io/v1',
   kind: 'CustomResourceDefinition',
   metadata: { name: TestOperator.crd },
@@ -237,7 +238,7 @@ export function testBundle(version: '0.1.0' | '0.2.0', csv: object = testCSV(ver
     image: '',
     properties: [
       { type: 'olm.package', value: { packageName: TestOperator.package, version } },
-      inline(crd),
+      inline(testCrd),
       inline(csv),
       inline(configMap),
       inline(service),
