@@ -56,7 +56,7 @@ export function addDocuments(cfg: DeclarativeConfig, text: string, file: string,
     firstChar === '{' || firstChar === '['
       ? parseJsonStream(body, file)
       : (() => {
-          const y = parseYamlStream(body, file);
+          const y = parseYamlStream(body, file, { liftPayloads: true });
           return y.ok ? { ok: true as const, docs: y.docs.map((d) => d.value) } : y;
         })();
   if (!parsed.ok) {
