@@ -60,8 +60,47 @@ export function documentsByPackage(cfg: DeclarativeConfig): Map<string, Doc[]> {
 }
 
 export function encodeDocuments(docs: Doc[], format: CatalogFormat): string {
-  if (format === CatalogFormat.YAML) return docs.map((d) => `---\n${toYaml(d)}`).join('');
+  if (format === CatalogFormat.YAML) return docs.map((d) => `---\n${yamlWithPayloads(d)}`).join('');
   return docs.map((d) => `${JSON.stringify(orderTopLevel(d), null, 4)}\n`).join('');
+}
+
+/** Base64 that YAML would read as a number must not be handled as plain text. */
+const NOT_A_NUMBER = /[A-DF-Za-df-z+/]/;
+
+/**
+ * js-yaml examines every character of a string it writes, and inline manifests are most of a
+ * catalog's bytes. Their base64 needs no quoting, so it is swapped for a short token, the rest is
+ * dumped, and the token is swapped back: the text is exactly what dumping it all would give.
+ */
+function yamlWithPayloads(doc: Doc): string {
+  if (doc.schema !== 'olm.bundle' || !Array.isArray(doc.properties)) return toYaml(doc);
+  const payloads: string[] = [];
+  const nonce = Math.random().toString(36).slice(2, 10);
+  const token = (i: number) => `bosunpayload${nonce}n${i}x`;
+  const properties = doc.properties.map((p: unknown) => {
+    const prop = p as { type?: unknown; value?: { data?: unknown } };
+    const data = prop?.type === 'olm.bundle.object' ? prop.value?.data : undefined;
+    if (
+      typeof data !== 'string' ||
+      data.length < 256 ||
+      !/^[A-Za-z0-9+/]+=*$/.test(data) ||
+      !NOT_A_NUMBER.test(data)
+    )
+      return p;
+    payloads.push(data);
+    return { ...prop, value: { ...prop.value, data: token(payloads.length - 1) } };
+  });
+  if (payloads.length === 0) return toYaml(doc);
+  let swapped = 0;
+  const out = toYaml({ ...doc, properties }).replace(
+    new RegExp(`bosunpayload${nonce}n(\\d+)x`, 'g'),
+    (m, i: string) => {
+      swapped++;
+      return payloads[Number(i)] ?? m;
+    },
+  );
+  // Each token must have come back exactly once (it was written plain); otherwise take the slow road.
+  return swapped === payloads.length ? out : toYaml(doc);
 }
 
 export function encodeConfig(cfg: DeclarativeConfig, format: CatalogFormat): string {

@@ -216,3 +216,24 @@ function canonical(cfg: DeclarativeConfig): DeclarativeConfig {
     [...xs].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
   return { ...cfg, packages: by(cfg.packages), channels: by(cfg.channels), bundles: by(cfg.bundles) };
 }
+
+describe('YAML with inline manifests', () => {
+  it('writes exactly what dumping every string would write', async () => {
+    const { toYaml } = await import('../../../src/bundle/yaml.js');
+    const { encodeDocuments } = await import('../../../src/catalog/encode.js');
+    const big = Buffer.from('{"kind":"ConfigMap"}'.repeat(40)).toString('base64');
+    const doc = {
+      schema: 'olm.bundle',
+      name: 'b.v1.0.0',
+      package: 'b',
+      image: '',
+      properties: [
+        { type: 'olm.bundle.object', value: { data: big } },
+        { type: 'olm.bundle.object', value: { data: '1'.repeat(300) } },
+        { type: 'olm.bundle.object', value: { data: 'c2hvcnQ=' } },
+        { type: 'olm.package', value: { packageName: 'b', version: '1.0.0' } },
+      ],
+    };
+    expect(encodeDocuments([doc], CatalogFormat.YAML)).toBe(`---\n${toYaml(doc)}`);
+  });
+});
