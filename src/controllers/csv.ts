@@ -5,38 +5,26 @@
  * phases (./csv-phase.ts). It also retires a CSV once the CSV replacing it has Succeeded, and
  * cleans up after a deleted CSV.
  *
- * Uninstall: objects in the CSV's namespace carry an ownerReference to it, so the garbage
- * collector removes them with it. Cluster-scoped RBAC (and RBAC copied into target namespaces)
- * cannot be owned by a namespaced CSV; like OLM, Bosun deletes them when it sees the CSV gone,
- * found by their owner labels, and sweeps once at start-up for CSVs deleted while it was down.
- * No finalizer: a CSV stays deletable (and its namespace too) when Bosun is not running.
- * CRDs and custom resources are never deleted.
+ * Uninstall (cleanup after a deleted CSV) is in ./csv-uninstall.ts, applying the install
+ * strategy in ./csv-install.ts.
  */
 import type { V1Deployment } from '@kubernetes/client-node';
 import { CSVReason } from '../apis/conditions.js';
-import type { KubeObject } from '../apis/meta.js';
 import type { ClusterServiceVersion, ClusterServiceVersionStatus, Subscription } from '../apis/operators.js';
-import { CSVPhase, InstallPlanPhase, Label, Resources } from '../apis/operators.js';
+import { CSVPhase, Label, Resources } from '../apis/operators.js';
 import { renderDeployments } from '../install/deployments.js';
 import { checkStrategy } from '../install/health.js';
 import { type OperatorGroupTargets, operatorGroupAnnotations } from '../install/operatorgroup.js';
-import {
-  addOwnerReference,
-  CopiedFromLabel,
-  csvOwnerReference,
-  ownerLabels,
-  ownerSelector,
-} from '../install/ownership.js';
-import { rbacForPermissions } from '../install/rbac.js';
 import { isEmptySelector } from '../install/selector.js';
 import { splitKey } from '../kube/cache.js';
-import { collectionPath, objectPath } from '../kube/client.js';
+import { objectPath } from '../kube/client.js';
 import { formatTime, statusChanged } from '../kube/conditions.js';
 import type { Controller, ControllerContext } from './context.js';
+import { applyInstall, operatorConditionObjects } from './csv-install.js';
 import { type CSVDecision, decideCSVPhase } from './csv-phase.js';
-import { type RbacRef, staleRbac } from './csv-rbac.js';
 import { checkRequirements, csvServiceAccounts, operatorGroupVerdict } from './csv-requirements.js';
-import { deleteByLabel, deleteIfPresent, exists, mergePatch, Rbac, ServiceAccounts } from './objects.js';
+import { cleanupDeleted, sweepOrphans } from './csv-uninstall.js';
+import { deleteIfPresent, exists, mergePatch, ServiceAccounts } from './objects.js';
 
 const csvApiVersion = `${Resources.ClusterServiceVersion.group}/${Resources.ClusterServiceVersion.version}`;
 /** How many phase changes `status.conditions` keeps (OLM keeps a bounded history too). */
@@ -214,109 +202,6 @@ async function annotateCSV(
   );
 }
 
-/**
- * Applies, in order: the Roles and bindings for the current OperatorGroup targets (so a change of
- * targets re-scopes them; the ServiceAccounts come from the InstallPlan), the OperatorCondition
- * with the RBAC that lets the operator write it, then the Deployments.
- */
-async function applyInstall(
-  ctx: ControllerContext,
-  csv: ClusterServiceVersion,
-  targets: OperatorGroupTargets,
-  deployments: V1Deployment[],
-) {
-  const namespace = csv.metadata.namespace ?? '';
-  const name = csv.metadata.name ?? '';
-  const identity = { name, uid: csv.metadata.uid ?? '' };
-  const strategy = csv.spec.install.spec;
-  const rbac = rbacForPermissions({
-    csv: { name, namespace },
-    permissions: strategy?.permissions ?? [],
-    clusterPermissions: strategy?.clusterPermissions ?? [],
-    targetNamespaces: targets.namespaces,
-  });
-  for (const r of [...rbac.clusterRoles, ...rbac.roles, ...rbac.clusterRoleBindings, ...rbac.roleBindings]) {
-    await ctx.applier.apply(r.metadata.namespace === namespace ? addOwnerReference(r, identity) : r);
-  }
-  await pruneRbac(ctx, csv, targets);
-  for (const o of operatorConditionObjects(csv, deployments)) await ctx.applier.apply(o);
-  for (const d of deployments) await ctx.applier.apply(d as KubeObject);
-}
-
-/** Deletes the RBAC the previous OperatorGroup targets needed and the current ones do not. */
-async function pruneRbac(ctx: ControllerContext, csv: ClusterServiceVersion, targets: OperatorGroupTargets) {
-  const ref = { name: csv.metadata.name ?? '', namespace: csv.metadata.namespace ?? '' };
-  const selector = `${ownerSelector(ref)},${CopiedFromLabel}`;
-  const copied: RbacRef[] = [];
-  for (const kind of ['Role', 'RoleBinding'] as const) {
-    const list = await ctx.client.request<{ items?: KubeObject[] }>({
-      path: collectionPath(Rbac[kind]),
-      query: { labelSelector: selector },
-    });
-    for (const o of list.items ?? []) {
-      copied.push({ kind, name: o.metadata?.name ?? '', namespace: o.metadata?.namespace ?? '' });
-    }
-  }
-  const strategy = csv.spec.install.spec;
-  const stale = staleRbac({
-    csv: ref,
-    permissions: strategy?.permissions ?? [],
-    clusterPermissions: strategy?.clusterPermissions ?? [],
-    targetNamespaces: targets.namespaces,
-    copied,
-  });
-  for (const r of stale) {
-    if (await deleteIfPresent(ctx.client, objectPath(Rbac[r.kind], r.name, r.namespace))) {
-      ctx.log.info({ kind: r.kind, namespace: r.namespace, name: r.name }, 'removed rbac no longer targeted');
-    }
-  }
-}
-
-/**
- * One OperatorCondition per CSV (OLM names it after the CSV and tells the operator through
- * OPERATOR_CONDITION_NAME), and a Role and RoleBinding letting the operator's ServiceAccounts
- * read and update it, all owned by the CSV.
- */
-export function operatorConditionObjects(csv: ClusterServiceVersion, deployments: readonly V1Deployment[]) {
-  const name = csv.metadata.name ?? '';
-  const namespace = csv.metadata.namespace ?? '';
-  const metadata = {
-    name,
-    namespace,
-    labels: ownerLabels({ name, namespace }),
-    ownerReferences: [csvOwnerReference({ name, uid: csv.metadata.uid ?? '' })],
-  };
-  const accounts = csvServiceAccounts(csv);
-  const condition = {
-    apiVersion: `${Resources.OperatorCondition.group}/${Resources.OperatorCondition.version}`,
-    kind: Resources.OperatorCondition.kind,
-    metadata,
-    spec: { serviceAccounts: accounts, deployments: deployments.map((d) => d.metadata?.name ?? '') },
-  };
-  if (accounts.length === 0) return [condition];
-  const role = {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata,
-    rules: [
-      {
-        apiGroups: [Resources.OperatorCondition.group],
-        resources: [Resources.OperatorCondition.plural, `${Resources.OperatorCondition.plural}/status`],
-        resourceNames: [name],
-        verbs: ['get', 'update', 'patch'],
-      },
-    ],
-  };
-  const binding = {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata,
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-    subjects: accounts.map((sa) => ({ kind: 'ServiceAccount', name: sa, namespace })),
-  };
-  return [condition, role, binding];
-}
-
 async function writeStatus(
   ctx: ControllerContext,
   csv: ClusterServiceVersion,
@@ -359,61 +244,5 @@ async function writeStatus(
     await (failed
       ? ctx.events.warning(csv, d.reason, d.message)
       : ctx.events.normal(csv, d.reason, d.message));
-  }
-}
-
-/**
- * After a CSV is gone: delete the cluster-scoped RBAC and the RBAC in other namespaces that its
- * owner labels point at. Checked against the API (not only the cache) so a CSV that the cache
- * has not seen yet is never cleaned up, and skipped while an InstallPlan is still creating it
- * (its RBAC is applied before the CSV exists).
- */
-async function cleanupDeleted(ctx: ControllerContext, namespace: string, name: string) {
-  if (await exists(ctx.client, objectPath(Resources.ClusterServiceVersion, name, namespace))) return;
-  const installing = ctx.informers.installPlans
-    .list(namespace)
-    .some(
-      (ip) =>
-        ip.spec.clusterServiceVersionNames.includes(name) &&
-        ip.status?.phase !== InstallPlanPhase.Complete &&
-        ip.status?.phase !== InstallPlanPhase.Failed,
-    );
-  if (installing) return;
-  const selector = ownerSelector({ name, namespace });
-  const deleted: string[] = [];
-  for (const resource of [Rbac.ClusterRoleBinding, Rbac.ClusterRole, Rbac.RoleBinding, Rbac.Role]) {
-    deleted.push(...(await deleteByLabel(ctx.client, resource, selector)));
-  }
-  if (deleted.length > 0) ctx.log.info({ deleted }, 'removed rbac of deleted csv');
-}
-
-/** Once the caches are filled: enqueue the CSVs that own cluster RBAC but no longer exist. */
-async function sweepOrphans(ctx: ControllerContext, enqueue: (key: string) => void) {
-  try {
-    await Promise.all([ctx.informers.csvs.synced(), ctx.informers.installPlans.synced()]);
-    // ClusterRoles, and Roles copied into target namespaces: neither can be garbage collected.
-    const selectors = [
-      {
-        resource: Rbac.ClusterRole,
-        labelSelector: `${Label.OwnerKind}=${Resources.ClusterServiceVersion.kind}`,
-      },
-      {
-        resource: Rbac.Role,
-        labelSelector: `${Label.OwnerKind}=${Resources.ClusterServiceVersion.kind},${CopiedFromLabel}`,
-      },
-    ];
-    for (const { resource, labelSelector } of selectors) {
-      const list = await ctx.client.request<{ items?: KubeObject[] }>({
-        path: collectionPath(resource),
-        query: { labelSelector },
-      });
-      for (const item of list.items ?? []) {
-        const labels = item.metadata?.labels ?? {};
-        const key = keyOf(labels[Label.OwnerNamespace], labels[Label.Owner]);
-        if (ctx.informers.csvs.get(key) === undefined) enqueue(key);
-      }
-    }
-  } catch (err) {
-    ctx.log.warn({ err }, 'could not sweep rbac of deleted csvs');
   }
 }

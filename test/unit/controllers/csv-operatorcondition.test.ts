@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ClusterServiceVersion } from '../../../src/apis/operators.js';
-import { operatorConditionObjects } from '../../../src/controllers/csv.js';
+import { operatorConditionObjects } from '../../../src/controllers/csv-install.js';
 import { effectiveConditions } from '../../../src/controllers/operatorcondition.js';
 
 const cond = (type: string, status: 'True' | 'False', reason = 'R') => ({

@@ -1,0 +1,72 @@
+/**
+ * Uninstall: objects in a CSV's namespace carry an ownerReference to it, so the garbage
+ * collector removes them with it. Cluster-scoped RBAC, and RBAC copied into other target
+ * namespaces, cannot be owned by a namespaced CSV; like OLM, Bosun deletes them when it sees the
+ * CSV gone, found by their owner labels, and sweeps once at start-up for CSVs deleted while it
+ * was down. No finalizer: a CSV stays deletable (and its namespace too) when Bosun is not
+ * running. CRDs and custom resources are never deleted.
+ */
+import type { KubeObject } from '../apis/meta.js';
+import { InstallPlanPhase, Label, Resources } from '../apis/operators.js';
+import { CopiedFromLabel, ownerSelector } from '../install/ownership.js';
+import { collectionPath, objectPath } from '../kube/client.js';
+import type { ControllerContext } from './context.js';
+import { deleteByLabel, exists, Rbac } from './objects.js';
+
+const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
+
+/**
+ * After a CSV is gone: delete the cluster-scoped RBAC and the RBAC in other namespaces that its
+ * owner labels point at. Checked against the API (not only the cache) so a CSV that the cache
+ * has not seen yet is never cleaned up, and skipped while an InstallPlan is still creating it
+ * (its RBAC is applied before the CSV exists).
+ */
+export async function cleanupDeleted(ctx: ControllerContext, namespace: string, name: string) {
+  if (await exists(ctx.client, objectPath(Resources.ClusterServiceVersion, name, namespace))) return;
+  const installing = ctx.informers.installPlans
+    .list(namespace)
+    .some(
+      (ip) =>
+        ip.spec.clusterServiceVersionNames.includes(name) &&
+        ip.status?.phase !== InstallPlanPhase.Complete &&
+        ip.status?.phase !== InstallPlanPhase.Failed,
+    );
+  if (installing) return;
+  const selector = ownerSelector({ name, namespace });
+  const deleted: string[] = [];
+  for (const resource of [Rbac.ClusterRoleBinding, Rbac.ClusterRole, Rbac.RoleBinding, Rbac.Role]) {
+    deleted.push(...(await deleteByLabel(ctx.client, resource, selector)));
+  }
+  if (deleted.length > 0) ctx.log.info({ deleted }, 'removed rbac of deleted csv');
+}
+
+/** Once the caches are filled: enqueue the CSVs that own cluster RBAC but no longer exist. */
+export async function sweepOrphans(ctx: ControllerContext, enqueue: (key: string) => void) {
+  try {
+    await Promise.all([ctx.informers.csvs.synced(), ctx.informers.installPlans.synced()]);
+    // ClusterRoles, and Roles copied into target namespaces: neither can be garbage collected.
+    const selectors = [
+      {
+        resource: Rbac.ClusterRole,
+        labelSelector: `${Label.OwnerKind}=${Resources.ClusterServiceVersion.kind}`,
+      },
+      {
+        resource: Rbac.Role,
+        labelSelector: `${Label.OwnerKind}=${Resources.ClusterServiceVersion.kind},${CopiedFromLabel}`,
+      },
+    ];
+    for (const { resource, labelSelector } of selectors) {
+      const list = await ctx.client.request<{ items?: KubeObject[] }>({
+        path: collectionPath(resource),
+        query: { labelSelector },
+      });
+      for (const item of list.items ?? []) {
+        const labels = item.metadata?.labels ?? {};
+        const key = keyOf(labels[Label.OwnerNamespace], labels[Label.Owner]);
+        if (ctx.informers.csvs.get(key) === undefined) enqueue(key);
+      }
+    }
+  } catch (err) {
+    ctx.log.warn({ err }, 'could not sweep rbac of deleted csvs');
+  }
+}
