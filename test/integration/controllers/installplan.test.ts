@@ -183,4 +183,19 @@ describe('InstallPlan controller', () => {
       ]),
     );
   });
+
+  it('a plan whose catalog is not loaded yet waits in Planning and goes on when the catalog arrives', async () => {
+    const { client } = h.ctx;
+    const ns = await freshNamespace('ipw');
+    const source = `later-${ns}`;
+    await createOperatorGroup(client, ns, 'og');
+    await createInstallPlan(client, ns, { source });
+    const waiting = await ipInPhase(ns, 'install-testop', 'Planning');
+    expect(waiting.status?.message).toBe(`waiting for catalog olm-test/${source} to be loaded`);
+
+    h.catalogs.set(testCatalogSnapshot(undefined, { ...testCatalog, name: source }));
+    const done = await ipInPhase(ns, 'install-testop', 'Complete');
+    expect(done.status?.message).toBeUndefined();
+    expect(done.status?.catalogSources).toEqual([source]);
+  });
 });
