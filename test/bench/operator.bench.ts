@@ -279,7 +279,8 @@ export default async function operator(emit: Emit): Promise<void> {
       } as KubeObject);
       return t;
     };
-    const done = (ns: string) => waitFor(`${ns} Succeeded`, async () => succeededAt.get(ns), 300_000);
+    const done = (ns: string, timeoutMs = 300_000) =>
+      waitFor(`${ns} Succeeded`, async () => succeededAt.get(ns), timeoutMs);
 
     // One warm-up install (CRD creation, first discovery), not counted.
     const warm = await prepare();
@@ -305,14 +306,34 @@ export default async function operator(emit: Emit): Promise<void> {
     for (let i = 0; i < many; i++) namespaces.push(await prepare());
     const t = performance.now();
     for (let i = 0; i < many; i += 10) await Promise.all(namespaces.slice(i, i + 10).map(subscribe));
-    await Promise.all(namespaces.map(done));
-    const last = Math.max(...namespaces.map((ns) => succeededAt.get(ns)!));
-    emit({
-      name: 'operator.install.100',
-      value: (last - t) / 1000,
-      unit: 's',
-      inputs: { namespaces: many, operator: csvName },
-    });
+    // On two shared cores the simulated node can miss its heartbeats under this load; its pods
+    // then stay unready and those CSVs never succeed. Report how far it got instead of failing.
+    const settled = await Promise.allSettled(namespaces.map((ns) => done(ns, 180_000)));
+    const ok = namespaces.filter((_, i) => settled[i]!.status === 'fulfilled');
+    const last = Math.max(...ok.map((ns) => succeededAt.get(ns)!));
+    if (ok.length === many) {
+      emit({
+        name: 'operator.install.100',
+        value: (last - t) / 1000,
+        unit: 's',
+        inputs: { namespaces: many, operator: csvName },
+      });
+    } else {
+      say(
+        `${many - ok.length} of ${many} CSVs did not reach Succeeded within 180 s (is the simulated node Ready?)`,
+      );
+      emit({
+        name: 'operator.install.100.succeeded',
+        value: ok.length,
+        unit: 'namespaces',
+        inputs: {
+          namespaces: many,
+          operator: csvName,
+          waitedSeconds: 180,
+          lastSucceededAfterSeconds: (last - t) / 1000,
+        },
+      });
+    }
     await csvs.stop();
 
     const rssInputs = { catalogs: 'bench', installed: runs + many + 1, manager: 'separate process (tsx)' };
