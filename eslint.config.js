@@ -6,6 +6,7 @@ export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'test/fixtures/', 'catalogs/', 'bundles/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  { files: ['bin/**/*.js'], languageOptions: { globals: { process: 'readonly' } } },
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],

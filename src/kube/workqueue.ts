@@ -14,7 +14,6 @@ export interface ReconcileResult {
 }
 
 /** Reconciles one key. Throwing means "retry with backoff" unless the error is a TerminalError. */
-// biome-ignore lint/suspicious/noConfusingVoidType: lets a reconciler that returns nothing be an async function.
 export type Reconcile = (key: string) => Promise<ReconcileResult | undefined | void>;
 
 /**
