@@ -95,3 +95,34 @@ export function csvSkipRange(csv: KubeManifest): string | undefined {
 export function csvSkips(csv: KubeManifest): string[] {
   return (arr(csv, 'spec', 'skips') ?? []).filter((s): s is string => typeof s === 'string');
 }
+
+/**
+ * True when Go's encoding/json would decode `s` as a `[]byte` (standard base64 with padding; line
+ * breaks are ignored). opm holds package icons that way and refuses a catalog with a bad one.
+ */
+export function isGoBase64(s: string): boolean {
+  const t = s.replace(/[\r\n]/g, '');
+  return t.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(t);
+}
+
+/**
+ * The CSV's first icon as a package icon. Published CSVs sometimes carry base64 with stray
+ * spaces; those are removed. An icon that is still not base64 is dropped, with the reason.
+ */
+export function csvIcon(csv: KubeManifest): {
+  icon?: { base64data: string; mediatype: string };
+  problem?: string;
+} {
+  const icon = arr(csv, 'spec', 'icon')?.[0];
+  const data = str(icon, 'base64data');
+  const mediatype = str(icon, 'mediatype');
+  if (!data || !mediatype) return {};
+  if (isGoBase64(data)) return { icon: { base64data: data, mediatype } };
+  const cleaned = data.replace(/\s/g, '');
+  if (isGoBase64(cleaned))
+    return {
+      icon: { base64data: cleaned, mediatype },
+      problem: 'spec.icon[0].base64data has spaces in its base64; they were removed',
+    };
+  return { problem: 'spec.icon[0].base64data is not valid base64; the package has no icon' };
+}

@@ -9,8 +9,9 @@
  * - `olm.gvk.required`: the CSV's required CRDs (group from the `plural.group` name) and API
  *   services, and `olm.gvk` entries of `dependencies.yaml`;
  * - `olm.package.required` {packageName, versionRange}: `olm.package` entries of `dependencies.yaml`;
- * - everything else in `dependencies.yaml`/`properties.yaml` (`olm.constraint`, `olm.label`, ...)
- *   and the CSV's `operatorframework.io/properties` annotation, unchanged;
+ * - everything else in `dependencies.yaml`/`properties.yaml` (`olm.constraint`, `olm.label`, ...),
+ *   unchanged (opm leaves the CSV's `operatorframework.io/properties` annotation to OLM at run
+ *   time, and so does Bosun);
  * - `olm.bundle.object`: each manifest, base64 of its JSON;
  * - `olm.csv.metadata`: the CSV's descriptive fields, so catalog browsers need not decode objects.
  *
@@ -24,7 +25,7 @@
  * An image reference can be set with `imageRefTemplate` (opm's `--image-ref-template`).
  */
 import { join } from 'node:path';
-import { type Bundle, BundleAnnotation, CSVAnnotation, type KubeManifest } from '../apis/bundle.js';
+import { type Bundle, BundleAnnotation, type KubeManifest } from '../apis/bundle.js';
 import { type BundleDoc, type Property, PropertyType, type RelatedImage, Schema } from '../apis/fbc.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { goJson } from './gojson.js';
@@ -112,7 +113,7 @@ function deriveProperties(bundle: Bundle, csv: KubeManifest, pkg: string, versio
   const others: Property[] = [];
   const packagesRequired: Property[] = [];
 
-  for (const p of [...bundle.properties, ...csvAnnotationProperties(csv)]) {
+  for (const p of bundle.properties) {
     if (p.type === PropertyType.GVK && isObject(p.value)) {
       addGVK(
         provided,
@@ -178,25 +179,6 @@ const packageProperty = (packageName: string, version: string): Property => ({
   type: PropertyType.Package,
   value: { packageName, version },
 });
-
-/** Properties a CSV declares in its `operatorframework.io/properties` annotation (`{"properties": [...]}`). */
-function csvAnnotationProperties(csv: KubeManifest): Property[] {
-  const raw = str(csv, 'metadata', 'annotations', CSVAnnotation.Properties);
-  if (!raw) return [];
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    const list = isObject(parsed) ? parsed.properties : undefined;
-    if (!Array.isArray(list)) return [];
-    return list
-      .filter(
-        (p): p is { type: string; value: unknown } =>
-          isObject(p) && typeof p.type === 'string' && 'value' in p,
-      )
-      .map((p) => ({ type: p.type, value: p.value }));
-  } catch {
-    return []; // validation warns about it
-  }
-}
 
 /**
  * The serialised value opm sorts by. For `olm.bundle.object` that is `{"data":"<base64>"}`, which

@@ -37,7 +37,7 @@ import {
   type PackageDoc,
   Schema,
 } from '../apis/fbc.js';
-import { arr, csvSkipRange, csvSkips, describe, isCSV, str } from '../bundle/manifest.js';
+import { csvIcon, csvSkipRange, csvSkips, describe, isCSV, str } from '../bundle/manifest.js';
 import { isPackageManifestDir, readPackageManifestDir } from '../bundle/package-manifest.js';
 import { readBundleDir } from '../bundle/read.js';
 import { bundleToDoc, labelOf } from '../bundle/render.js';
@@ -145,10 +145,11 @@ export async function importPackageDir(
   opts: ImportOptions = {},
 ): Promise<{ cfg: DeclarativeConfig; result: PackageImportResult }> {
   const result: PackageImportResult = { dir, errors: [], warnings: [] };
-  let cfg = emptyConfig();
+  let cfg: DeclarativeConfig;
   try {
-    if (await isPackageManifestDir(dir)) cfg = await importLegacyPackage(dir, result, opts);
-    else cfg = await importBundlePackage(dir, result, opts);
+    cfg = (await isPackageManifestDir(dir))
+      ? await importLegacyPackage(dir, result, opts)
+      : await importBundlePackage(dir, result, opts);
   } catch (err) {
     result.errors.push({ file: dir, message: `cannot import package: ${(err as Error).message}` });
     return { cfg: emptyConfig(), result };
@@ -405,10 +406,14 @@ function assemble(
       ? rendered.get(heads[0]!)?.bundle.manifests.find((m) => isCSV(m.object))?.object
       : undefined;
   if (headCSV) {
-    const icon = arr(headCSV, 'spec', 'icon')?.[0];
-    const data = str(icon, 'base64data');
-    const mediatype = str(icon, 'mediatype');
-    if (data && mediatype) pkg.icon = { base64data: data, mediatype };
+    const { icon, problem } = csvIcon(headCSV);
+    if (icon) pkg.icon = icon;
+    if (problem)
+      result.warnings.push({
+        file: packageFile,
+        object: objectName.package(name),
+        message: `${describe(headCSV)}: ${problem}`,
+      });
     const description = str(headCSV, 'spec', 'description');
     if (description) pkg.description = description;
   }

@@ -28,7 +28,7 @@ import {
   PropertyType,
   Schema,
 } from '../apis/fbc.js';
-import { arr, csvSkipRange, csvSkips, str } from '../bundle/manifest.js';
+import { csvIcon, csvSkipRange, csvSkips, str } from '../bundle/manifest.js';
 import { isObject } from '../bundle/yaml.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { originOf, setOrigin } from './origin.js';
@@ -185,7 +185,8 @@ export function publishBundle(
     opts.defaultChannel ?? (packageCreated || newest || !pkgDoc.defaultChannel ? fromBundle : undefined);
   if (wanted) pkgDoc.defaultChannel = wanted;
   else if (!pkgDoc.defaultChannel) pkgDoc.defaultChannel = placed[0]?.name ?? channelNames[0]!;
-  if (newest) refreshPackageInfo(pkgDoc, input.csv);
+  const infoWarnings: Problem[] = [];
+  if (newest) refreshPackageInfo(pkgDoc, input.csv, infoWarnings);
 
   // The whole catalog must stay valid: a write never leaves it broken, whichever package is.
   const v = validateCatalog(out);
@@ -199,7 +200,7 @@ export function publishBundle(
     ...(replaced ? { replaced } : {}),
     packageCreated,
     defaultChannel: pkgDoc.defaultChannel,
-    warnings: v.warnings,
+    warnings: [...infoWarnings, ...v.warnings],
   });
 }
 
@@ -290,11 +291,10 @@ function highWaterChannel(cfg: DeclarativeConfig, pkg: string): string | undefin
   return best?.name;
 }
 
-function refreshPackageInfo(pkg: PackageDoc, csv: KubeManifest): void {
-  const icon = arr(csv, 'spec', 'icon')?.[0];
-  const data = str(icon, 'base64data');
-  const mediatype = str(icon, 'mediatype');
-  if (data && mediatype) pkg.icon = { base64data: data, mediatype };
+function refreshPackageInfo(pkg: PackageDoc, csv: KubeManifest, warnings: Problem[]): void {
+  const { icon, problem } = csvIcon(csv);
+  if (icon) pkg.icon = icon;
+  if (problem) warnings.push({ object: objectName.package(pkg.name), message: problem });
   const description = str(csv, 'spec', 'description');
   if (description) pkg.description = description;
 }

@@ -23,6 +23,7 @@ import {
   PropertyType,
   Schema,
 } from '../apis/fbc.js';
+import { isGoBase64 } from '../bundle/manifest.js';
 import { dns1123LabelError } from '../bundle/names.js';
 import { checkConstraint } from '../bundle/validate.js';
 import { isObject } from '../bundle/yaml.js';
@@ -79,6 +80,8 @@ export function validateCatalog(cfg: DeclarativeConfig): CatalogValidation {
       (!isObject(p.icon) || typeof p.icon.base64data !== 'string' || typeof p.icon.mediatype !== 'string')
     ) {
       error('icon', 'an icon needs base64data and mediatype');
+    } else if (p.icon !== undefined && !isGoBase64(p.icon.base64data)) {
+      error('icon.base64data', 'is not valid base64, so opm cannot load the catalog');
     }
   }
 

@@ -56,7 +56,6 @@ describe('bundleToDoc derives properties as opm render does', () => {
       },
       { type: 'olm.gvk.required', value: { group: 'gears.fixtures.bosun.dev', kind: 'Gear', version: 'v1' } },
       { type: 'olm.label', value: { label: 'fixtures' } },
-      { type: 'olm.maxOpenShiftVersion', value: '4.9' },
       { type: 'olm.package', value: { packageName: 'sprocket', version: '2.1.0' } },
       { type: 'olm.package.required', value: { packageName: 'chain', versionRange: '>=1.0.0 <2.0.0' } },
     ]);

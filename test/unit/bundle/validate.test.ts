@@ -13,7 +13,7 @@ async function minimal(): Promise<Bundle> {
   return r.value;
 }
 // Tests reach into parsed YAML freely; typing every path would hide what each case changes.
-// biome-ignore lint/suspicious/noExplicitAny: parsed YAML under test
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- parsed YAML under test
 type Loose = Record<string, any>;
 const csvOf = (b: Bundle) =>
   b.manifests.find((m) => m.object.kind === 'ClusterServiceVersion')!.object as KubeManifest & {

@@ -82,28 +82,32 @@ if (!haveCorpus) {
 }
 
 describe.skipIf(!haveCorpus)('importing the OperatorHub 2021 corpus (BOSUN_CORPUS_DIR)', () => {
-  it('imports all 193 packages and 1008 bundles; only hive-operator’s two missing heads are errors', {
-    timeout: 600_000,
-  }, async () => {
-    const r = await importOperatorsDir(corpus!);
-    expect(r.packages).toBe(193);
-    expect(r.bundles).toBe(1008);
-    expect(r.errors).toEqual([
-      expect.objectContaining({
-        object: 'package hive-operator',
-        field: 'channels[1].currentCSV',
-        message: expect.stringContaining(
-          'hive-operator.v1.0.3-7-gba4793f is not a CSV of package hive-operator',
-        ),
-      }),
-      expect.objectContaining({
-        object: 'package hive-operator',
-        field: 'channels[2].currentCSV',
-        message: expect.stringContaining('hive-operator.v1.0.5 is not a CSV of package hive-operator'),
-      }),
-    ]);
-    expect(r.errors[0]!.file).toMatch(/hive-operator\/hive\.package\.yaml$/);
-    expect(r.results.filter((p) => p.errors.length).map((p) => p.name)).toEqual(['hive-operator']);
-    expect(validateCatalog(r.config)).toEqual({ errors: [], warnings: [] });
-  });
+  it(
+    'imports all 193 packages and 1008 bundles; only hive-operator’s two missing heads are errors',
+    {
+      timeout: 600_000,
+    },
+    async () => {
+      const r = await importOperatorsDir(corpus!);
+      expect(r.packages).toBe(193);
+      expect(r.bundles).toBe(1008);
+      expect(r.errors).toEqual([
+        expect.objectContaining({
+          object: 'package hive-operator',
+          field: 'channels[1].currentCSV',
+          message: expect.stringContaining(
+            'hive-operator.v1.0.3-7-gba4793f is not a CSV of package hive-operator',
+          ),
+        }),
+        expect.objectContaining({
+          object: 'package hive-operator',
+          field: 'channels[2].currentCSV',
+          message: expect.stringContaining('hive-operator.v1.0.5 is not a CSV of package hive-operator'),
+        }),
+      ]);
+      expect(r.errors[0]!.file).toMatch(/hive-operator\/hive\.package\.yaml$/);
+      expect(r.results.filter((p) => p.errors.length).map((p) => p.name)).toEqual(['hive-operator']);
+      expect(validateCatalog(r.config)).toEqual({ errors: [], warnings: [] });
+    },
+  );
 });

@@ -208,3 +208,18 @@ describe('validateCatalog: the rules opm validate applies', () => {
     expect(errors).toEqual([expect.objectContaining({ file: path, ...want })]);
   });
 });
+
+describe('package icons', () => {
+  it.each([
+    ['PHN2Zy8+', true],
+    ['PHN2\nZy8+', true],
+    ['PHN2 Zy8+', false],
+    ['PHN2Zy8', false],
+    ['PHN2*y8+', false],
+  ])('%j is base64 opm can read: %s', (data, ok) => {
+    const cfg = valid();
+    cfg.packages[0]!.icon = { base64data: data, mediatype: 'image/svg+xml' };
+    const errors = validateCatalog(cfg).errors;
+    expect(errors.some((e) => e.field === 'icon.base64data')).toBe(!ok);
+  });
+});

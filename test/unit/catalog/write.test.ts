@@ -51,29 +51,25 @@ const catalog: fc.Arbitrary<DeclarativeConfig> = fc
         names.map((name): PackageDoc => ({ schema: 'olm.package', name, defaultChannel: 'stable' })),
       ),
       channels: fc.constant(
-        names.map(
-          (p): ChannelDoc => ({
-            schema: 'olm.channel',
-            package: p,
-            name: 'stable',
-            entries: [{ name: `${p}.v1.0.0` }],
-          }),
-        ),
+        names.map((p): ChannelDoc => ({
+          schema: 'olm.channel',
+          package: p,
+          name: 'stable',
+          entries: [{ name: `${p}.v1.0.0` }],
+        })),
       ),
       bundles: fc.tuple(
         ...names.map((p) =>
-          fc.array(jsonValue, { maxLength: 3 }).map(
-            (values): BundleDoc => ({
-              schema: 'olm.bundle',
-              package: p,
-              name: `${p}.v1.0.0`,
-              image: '',
-              properties: [
-                { type: 'olm.package', value: { packageName: p, version: '1.0.0' } },
-                ...values.map((value) => ({ type: 'bosun.test', value })),
-              ],
-            }),
-          ),
+          fc.array(jsonValue, { maxLength: 3 }).map((values): BundleDoc => ({
+            schema: 'olm.bundle',
+            package: p,
+            name: `${p}.v1.0.0`,
+            image: '',
+            properties: [
+              { type: 'olm.package', value: { packageName: p, version: '1.0.0' } },
+              ...values.map((value) => ({ type: 'bosun.test', value })),
+            ],
+          })),
         ),
       ),
       deprecations: fc.constant([]),

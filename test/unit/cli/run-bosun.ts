@@ -29,5 +29,5 @@ export async function workdir(...paths: string[]): Promise<string> {
 }
 
 /** The JSON a command printed, loosely typed: tests read whichever fields they check. */
-// biome-ignore lint/suspicious/noExplicitAny: JSON output under test
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON output under test
 export const json = (r: Run) => JSON.parse(r.stdout) as Record<string, any>;
