@@ -1,7 +1,11 @@
+import { readFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import jsyaml from 'js-yaml';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import type { Subscription } from '../../../src/apis/operators.js';
+import type { CatalogSource, OperatorGroup, Subscription } from '../../../src/apis/operators.js';
+import { applyDefaults } from '../../../src/cli/commands/start.js';
 import { type RunningManager, startManager } from '../../../src/controllers/manager.js';
 import { eventually, freshNamespace } from '../support.js';
 import { testCatalogJson } from './fixtures.js';
@@ -75,6 +79,36 @@ describe('manager', () => {
     expect(created).toMatchObject({ kind: 'Subscription', namespace: ns, csv: 'qux.v1.0.0' });
     // A reconcile's lines share its ID; different reconciles have different IDs.
     expect(new Set(reconcileLines.map((l) => l.reconcileID)).size).toBeGreaterThan(1);
+  });
+
+  it("bosun start's defaults: catalogs/ as the global CatalogSource olm/bosun-catalog, and the global OperatorGroup", async () => {
+    await applyDefaults(manager.ctx.applier, fileURLToPath(new URL('../../../catalogs', import.meta.url)));
+    const cs = await eventually('olm/bosun-catalog to be READY', async () => {
+      const c = await get<CatalogSource>(Resources.CatalogSource, 'olm', 'bosun-catalog');
+      return c?.status?.connectionState?.lastObservedState === 'READY' ? c : undefined;
+    });
+    expect(cs.spec).toMatchObject({ sourceType: 'configmap', configMap: 'bosun-catalog' });
+    const packages = manager.ctx.catalogs.get({ namespace: 'olm', name: 'bosun-catalog' })?.config.packages;
+    expect(packages?.map((p) => p.name)).toContain('bosun-sample');
+    // Visible from any namespace, as the global catalog namespace's catalogs are.
+    expect(manager.ctx.catalogs.visibleFrom('anywhere').map((c) => c.ref.name)).toContain('bosun-catalog');
+    const og = await get<OperatorGroup>(Resources.OperatorGroup, 'operators', 'global-operators');
+    // Neither targetNamespaces nor a selector: every namespace, as OLM's global-operators.
+    expect(og?.spec?.targetNamespaces).toBeUndefined();
+    expect(og?.spec?.selector).toBeUndefined();
+    // The example Subscription names that catalog and a package in it.
+    const example = jsyaml.load(
+      await readFile(
+        new URL('../../../deploy/examples/subscription-bosun-sample.yaml', import.meta.url),
+        'utf8',
+      ),
+    ) as Subscription;
+    expect(example.spec).toMatchObject({
+      source: 'bosun-catalog',
+      sourceNamespace: 'olm',
+      name: 'bosun-sample',
+    });
+    expect(example.metadata.namespace).toBe('operators');
   });
 
   it('refuses to start without a cluster to talk to, saying what to do', async () => {
