@@ -16,9 +16,10 @@
  * - `olm.csv.metadata`: the CSV's descriptive fields, so catalog browsers need not decode objects.
  *
  * Properties are sorted by type then value, with the objects and the CSV metadata last, as opm
- * orders them. opm emits `olm.bundle.object` only for bundles without an image and
- * `olm.csv.metadata` only for bundles with one; Bosun always emits both, because it installs from
- * the inline objects and serves package metadata from `olm.csv.metadata`. Both pass `opm validate`.
+ * orders them (checked against operator-registry v1.48: the same properties and the same
+ * `olm.bundle.object` bytes). Bosun adds `olm.csv.metadata`, which opm writes only when migrating
+ * catalogs, because it serves package metadata from it without decoding the objects; opm
+ * validates catalogs that have both.
  *
  * The `image` of a bundle read from a directory or archive is the empty string, as opm leaves it
  * for bundle directories: there is no image to point at, and the inline objects are the bundle.

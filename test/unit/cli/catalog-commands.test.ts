@@ -426,6 +426,41 @@ describe('bosun catalog template semver', () => {
     expect(docs.filter((d) => d.schema === 'olm.bundle')).toHaveLength(4);
   });
 
+  it('matches opm’s semver template on the sample bundles, all three archetypes, both channel kinds', async () => {
+    // Expected output checked against operator-registry v1.48's semver template code, rendering the
+    // same bundle directories (with an image template, as opm tells bundles apart by image).
+    const dir = await workdir('bundles');
+    const ref = (v: string) => `  - image: bundles/bosun-sample/${v}\n`;
+    await writeFile(
+      join(dir, 't.yaml'),
+      'schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: true\n' +
+        `candidate:\n  bundles:\n${['0.1.0', '0.1.1', '0.2.0', '0.2.1'].map(ref).join('')}` +
+        `fast:\n  bundles:\n${['0.1.1', '0.2.0'].map(ref).join('')}` +
+        `stable:\n  bundles:\n${ref('0.1.1')}`,
+    );
+    const r = await bosun(dir, 'catalog', 'template', 'semver', 't.yaml', '-o', 'json');
+    const docs = r.stdout.split(/\n(?=\{)/).map((d) => JSON.parse(d));
+    const s = (v: string) => `bosun-sample.v${v}`;
+    expect(docs[0].defaultChannel).toBe('stable-v0.1');
+    expect(
+      Object.fromEntries(docs.filter((d) => d.schema === 'olm.channel').map((d) => [d.name, d.entries])),
+    ).toEqual({
+      'candidate-v0': [
+        { name: s('0.1.0') },
+        { name: s('0.1.1'), skips: [s('0.1.0')] },
+        { name: s('0.2.0') },
+        { name: s('0.2.1'), replaces: s('0.1.1'), skips: [s('0.1.1'), s('0.2.0')] },
+      ],
+      'candidate-v0.1': [{ name: s('0.1.0') }, { name: s('0.1.1'), skips: [s('0.1.0')] }],
+      'candidate-v0.2': [{ name: s('0.2.0') }, { name: s('0.2.1'), skips: [s('0.2.0')] }],
+      'fast-v0': [{ name: s('0.1.1') }, { name: s('0.2.0'), replaces: s('0.1.1'), skips: [s('0.1.1')] }],
+      'fast-v0.1': [{ name: s('0.1.1') }],
+      'fast-v0.2': [{ name: s('0.2.0') }],
+      'stable-v0': [{ name: s('0.1.1') }],
+      'stable-v0.1': [{ name: s('0.1.1') }],
+    });
+  });
+
   it('names the template field that is wrong', async () => {
     const dir = await workdir();
     await writeFile(

@@ -67,7 +67,7 @@ export const importCommand: Command = {
         warnings.push(...r.errors, {
           file: r.dir,
           ...(r.name ? { object: objectName.package(r.name) } : {}),
-          message: 'left out of the catalog because of the errors above',
+          message: 'left out of the catalog because of the problems above',
         });
       }
       config = withoutPackages(config, bad);
