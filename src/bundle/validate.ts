@@ -15,6 +15,7 @@ import {
 import { type Property, PropertyType } from '../apis/fbc.js';
 import { parseRange, parseVersion } from '../catalog/version.js';
 import type { Problem } from '../util/result.js';
+import { unknownSchemaKeywords } from './crd-schema.js';
 import {
   arr,
   CRDApiVersions,
@@ -541,6 +542,30 @@ function checkCRD(bundle: Bundle, m: BundleManifest, report: Report): void {
         error('spec.versions', `exactly one version must have storage: true, found ${storage}`);
     }
   } else if (!str(crd, 'spec', 'version')) error('spec.version', 'is required (or spec.versions)');
+  checkCRDSchemas(crd, isV1 ? error : report.at(labelOf(bundle, m.file), describe(crd)).warn);
+}
+
+/**
+ * Unknown keywords in a schema: an error in an apiextensions.k8s.io/v1 CRD (the API server
+ * refuses it), a warning in a legacy v1beta1 one, which Bosun never installs as it is.
+ */
+function checkCRDSchemas(crd: Record<string, unknown>, say: Say): void {
+  const schemas: [unknown, string][] = [];
+  const validation = (crd.spec as { validation?: { openAPIV3Schema?: unknown } } | undefined)?.validation;
+  if (validation?.openAPIV3Schema)
+    schemas.push([validation.openAPIV3Schema, 'spec.validation.openAPIV3Schema']);
+  (arr(crd, 'spec', 'versions') ?? []).forEach((v, i) => {
+    const schema = isObject(v) && isObject(v.schema) ? v.schema.openAPIV3Schema : undefined;
+    if (schema) schemas.push([schema, `spec.versions[${i}].schema.openAPIV3Schema`]);
+  });
+  for (const [schema, at] of schemas) {
+    for (const p of unknownSchemaKeywords(schema, at)) {
+      say(
+        p.field,
+        `"${p.key}" is not a JSON-schema keyword; if it is meant as a property, indent it under "properties"`,
+      );
+    }
+  }
 }
 
 function checkDependencies(bundle: Bundle, report: Report): void {

@@ -291,6 +291,11 @@ describe('validateBundle', () => {
         'the bundle has 2 ClusterServiceVersions, it needs exactly one: manifests/gizmo-copy.csv.yaml',
       ),
     ],
+    [
+      'crd-misindented-property',
+      'spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.size.colour',
+      '"colour" is not a JSON-schema keyword; if it is meant as a property, indent it under "properties"',
+    ],
   ])('the bad fixture %s is refused', async (name, field, message) => {
     const r = await readBundle(join(fixtures, 'bad', name));
     if (!r.ok) throw new Error(JSON.stringify(r.errors));
