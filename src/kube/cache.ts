@@ -7,9 +7,7 @@
 import type { KubeObject } from '../apis/meta.js';
 
 export type Notification<T> =
-  | { type: 'add'; object: T }
-  | { type: 'update'; old: T; object: T }
-  | { type: 'delete'; object: T };
+  { type: 'add'; object: T } | { type: 'update'; old: T; object: T } | { type: 'delete'; object: T };
 
 /** `namespace/name`, or `name` for cluster-scoped objects. */
 export function objectKey(obj: KubeObject): string {

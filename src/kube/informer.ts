@@ -24,8 +24,7 @@ import { type Clock, type Random, sleep, systemClock, type TimerHandle } from '.
 import { fromStatus, isGone } from './errors.js';
 
 export type WatchEvent<T> =
-  | { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T }
-  | { type: 'ERROR'; object: unknown };
+  { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK'; object: T } | { type: 'ERROR'; object: unknown };
 
 export interface ListResult<T> {
   items: T[];
@@ -348,8 +347,7 @@ export function apiListerWatcher<T extends KubeObject>(
 }
 
 export interface CreateInformerOptions
-  extends ApiListerWatcherOptions,
-    Omit<InformerOptions<never>, 'listerWatcher' | 'name'> {}
+  extends ApiListerWatcherOptions, Omit<InformerOptions<never>, 'listerWatcher' | 'name'> {}
 
 /** An informer for `resource` through the API server. */
 export function createInformer<T extends KubeObject>(

@@ -15,11 +15,15 @@ export type Emit = (figure: Figure) => void;
 export type Suite = (emit: Emit) => Promise<void>;
 
 const here = new URL('.', import.meta.url);
-const available = (await readdir(here)).filter((f) => f.endsWith('.bench.ts')).map((f) => f.replace('.bench.ts', ''));
+const available = (await readdir(here))
+  .filter((f) => f.endsWith('.bench.ts'))
+  .map((f) => f.replace('.bench.ts', ''));
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((w) => !available.includes(w));
 if (unknown.length) {
-  process.stderr.write(`unknown benchmark suite(s): ${unknown.join(', ')}; available: ${available.join(', ')}\n`);
+  process.stderr.write(
+    `unknown benchmark suite(s): ${unknown.join(', ')}; available: ${available.join(', ')}\n`,
+  );
   process.exit(2);
 }
 const emit: Emit = (f) => process.stdout.write(`${JSON.stringify(f)}\n`);
