@@ -8,7 +8,9 @@ import { bosun, json, repo, workdir } from './run-bosun.js';
 /** Every sample bundle, package by package in name order, version by version in semver order. */
 async function sampleBundles(): Promise<string[]> {
   const out: string[] = [];
-  for (const pkg of (await readdir(join(repo, 'bundles'))).sort()) {
+  const entries = await readdir(join(repo, 'bundles'), { withFileTypes: true });
+  const packages = entries.filter((e) => e.isDirectory()).map((e) => e.name);
+  for (const pkg of packages.sort()) {
     const versions = (await readdir(join(repo, 'bundles', pkg))).sort(compareVersions);
     for (const v of versions) out.push(`bundles/${pkg}/${v}`);
   }
