@@ -13,7 +13,7 @@ import type { InstallPlan, InstallPlanCondition, InstallPlanStatus, Step } from 
 import { InstallPlanPhase, Resources, StepStatus } from '../apis/operators.js';
 import { isEstablished } from '../kube/crds.js';
 import { formatTime, statusChanged } from '../kube/conditions.js';
-import { formatApiError, parseApiError } from '../kube/errors.js';
+import { formatApiError, isPermanentRejection, parseApiError } from '../kube/errors.js';
 import type { CSVIdentity } from '../install/ownership.js';
 import { type InstallStep, ownInstallSteps, stepObject, stepsByPhase } from '../install/plan.js';
 import type { Controller, ControllerContext } from './context.js';
@@ -101,7 +101,7 @@ async function execute(
       } catch (err) {
         const api = parseApiError(err);
         // Bad requests, invalid and forbidden objects will not get better by retrying.
-        if (api !== undefined && [400, 403, 422].includes(api.code)) {
+        if (api !== undefined && isPermanentRejection(api)) {
           await fail(ctx, ip, `${describeStep(step)}: ${formatApiError(api)}`, status());
           return;
         }

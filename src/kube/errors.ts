@@ -135,6 +135,16 @@ export const isForbidden = (err: unknown): boolean => hasReason(err, StatusReaso
 export const isGone = (err: unknown): boolean =>
   hasReason(err, StatusReason.Gone, StatusReason.Expired) || parseApiError(err)?.code === 410;
 
+/**
+ * A refusal that retrying cannot fix: a bad request, a forbidden or invalid object, or an object
+ * that does not fit its schema. Server-side apply reports the last as a 500 ("field not declared
+ * in schema") rather than a 422, so the message decides there.
+ */
+export function isPermanentRejection(err: KubeError): boolean {
+  if ([400, 403, 422].includes(err.code)) return true;
+  return err.code === 500 && /field not declared in schema/.test(err.message);
+}
+
 /** One line for logs and conditions: `Invalid (422): spec.x: Required value`. */
 export function formatApiError(err: KubeError): string {
   const causes = (err.causes ?? [])

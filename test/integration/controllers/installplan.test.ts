@@ -184,6 +184,30 @@ describe('InstallPlan controller', () => {
     );
   });
 
+  it('an object whose fields do not fit its schema fails the plan instead of being retried', async () => {
+    const { client } = h.ctx;
+    const ns = await freshNamespace('ips');
+    const bundle = testBundle('0.1.0');
+    // Server-side apply refuses an undeclared field with a 500, not a 422.
+    const misfit = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'misfit' },
+      data: { a: 'b' },
+      spec: { bogus: true },
+    };
+    bundle.properties.push(inline(misfit));
+    h.catalogs.set(testCatalogSnapshot([bundle], { ...testCatalog, name: 'misfit' }));
+    await createOperatorGroup(client, ns, 'og');
+    await createInstallPlan(client, ns, { source: 'misfit' });
+
+    const ip = await ipInPhase(ns, 'install-testop', 'Failed');
+    const installed = ip.status?.conditions?.find((c) => c.type === 'Installed');
+    expect(installed).toMatchObject({ status: 'False', reason: 'InstallComponentFailed' });
+    expect(installed?.message).toContain(`step ConfigMap ${ns}/misfit:`);
+    expect(installed?.message).toContain('field not declared in schema');
+  });
+
   it('a plan whose catalog is not loaded yet waits in Planning and goes on when the catalog arrives', async () => {
     const { client } = h.ctx;
     const ns = await freshNamespace('ipw');

@@ -7,6 +7,7 @@ import {
   isConflict,
   isGone,
   isNotFound,
+  isPermanentRejection,
   parseApiError,
 } from '../../../src/kube/errors.js';
 
@@ -128,5 +129,19 @@ describe('parseApiError', () => {
     expect([isAlreadyExists(exists), isConflict(exists)]).toEqual([true, false]);
     expect([isConflict(conflict), isAlreadyExists(conflict)]).toEqual([true, false]);
     expect(isGone(new ApiException(410, 'x', '', {}))).toBe(true);
+  });
+});
+
+describe('isPermanentRejection', () => {
+  it.each([
+    [{ code: 422, reason: 'Invalid', message: 'spec.ports[0].port: Invalid value' }, true],
+    [{ code: 403, reason: 'Forbidden', message: 'forbidden' }, true],
+    [{ code: 400, reason: 'BadRequest', message: 'bad' }, true],
+    [{ code: 500, reason: 'InternalError', message: '.spec.bogus: field not declared in schema' }, true],
+    [{ code: 500, reason: 'InternalError', message: 'etcdserver: request timed out' }, false],
+    [{ code: 409, reason: 'Conflict', message: 'the object has been modified' }, false],
+    [{ code: 429, reason: 'TooManyRequests', message: 'storage is (re)initializing' }, false],
+  ])('%j is permanent: %s', (err, permanent) => {
+    expect(isPermanentRejection(err)).toBe(permanent);
   });
 });
