@@ -112,6 +112,9 @@ export function componentCommand(c: Component, l: Layout, ports: Ports, bins: Bi
         '--secure-port=0',
         '--leader-elect=false',
         '--use-service-account-credentials=true',
+        // kwok renews the simulated node's heartbeat; on a busy two-core machine a renewal can be
+        // late, and the default 50 s grace would mark the node NotReady and taint it.
+        '--node-monitor-grace-period=5m',
         `--service-account-private-key-file=${pki(l, 'sa.key')}`,
         `--root-ca-file=${pki(l, 'ca.crt')}`,
         `--cluster-signing-cert-file=${pki(l, 'ca.crt')}`,

@@ -80,6 +80,7 @@ describe('component command lines', () => {
     );
     expect(flags('kube-scheduler')).toContain(`--kubeconfig=${layout.componentKubeconfig.scheduler}`);
     expect(flags('kube-controller-manager')).toContain('--secure-port=0');
+    expect(flags('kube-controller-manager')).toContain('--node-monitor-grace-period=5m');
     expect(flags('kube-scheduler')).toContain('--secure-port=0');
   });
 });
