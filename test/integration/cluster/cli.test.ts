@@ -5,9 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
-import { main } from '../../../src/cli/main.js';
 import { status } from '../../../src/cluster/controlplane.js';
-import { type Captured, capture } from '../../support/capture.js';
+import { runBosun } from '../../unit/cli/run-bosun.js';
 
 const run = promisify(execFile);
 const localCluster = inject('clusterName');
@@ -16,11 +15,7 @@ const hasKubectl = await run('kubectl', ['version', '--client']).then(
   () => false,
 );
 
-async function bosun(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Captured> {
-  const c = capture(env);
-  c.code = await main(args, c.ctx);
-  return c;
-}
+const bosun = (args: string[], env: NodeJS.ProcessEnv = process.env) => runBosun(args, { env });
 
 describe('bosun cluster', () => {
   it.skipIf(!hasKubectl)(

@@ -14,8 +14,16 @@ export interface Run {
   stderr: string;
 }
 
-export async function bosun(cwd: string, ...args: string[]): Promise<Run> {
-  const c = capture(process.env, cwd);
+export function bosun(cwd: string, ...args: string[]): Promise<Run> {
+  return runBosun(args, { cwd });
+}
+
+/** The same, with a chosen environment (e.g. another XDG_STATE_HOME). */
+export async function runBosun(
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<Run> {
+  const c = capture(opts.env ?? process.env, opts.cwd ?? process.cwd());
   const code = await main(args, c.ctx);
   await new Promise((r) => setImmediate(r)); // let the captured streams deliver
   return { code, stdout: c.stdout, stderr: c.stderr };

@@ -2,16 +2,11 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { main } from '../../../src/cli/main.js';
-import { capture } from '../../support/capture.js';
+import { runBosun } from './run-bosun.js';
 
 const run = promisify(execFile);
 
-async function bosun(args: string[]) {
-  const c = capture();
-  const code = await main(args, c.ctx);
-  return { code, stdout: c.stdout, stderr: c.stderr };
-}
+const bosun = (args: string[]) => runBosun(args);
 
 describe('the bosun command shell', () => {
   it('prints its version from package.json', async () => {
