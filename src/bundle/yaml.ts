@@ -21,8 +21,7 @@ export type ParseOutcome = { ok: true; docs: ParsedDoc[] } | { ok: false; proble
  * an error cannot be trusted.
  */
 export function parseYamlStream(text: string, file: string, opts: YamlOptions = {}): ParseOutcome {
-  const lifted = opts.liftPayloads ? liftPayloads(stripBom(text)) : undefined;
-  const source = lifted ? lifted.text : stripBom(text);
+  const source = stripBom(text);
   const load = (json: boolean): ParsedDoc[] => {
     const docs: ParsedDoc[] = [];
     let index = 0;
@@ -37,9 +36,7 @@ export function parseYamlStream(text: string, file: string, opts: YamlOptions = 
     return docs;
   };
   try {
-    const docs = load(false);
-    if (lifted) for (const d of docs) d.value = lifted.restore(d.value);
-    return { ok: true, docs };
+    return { ok: true, docs: load(false) };
   } catch (err) {
     const problem = { file, message: describeYamlError(err) };
     if (
@@ -64,12 +61,6 @@ export function parseYamlStream(text: string, file: string, opts: YamlOptions = 
 }
 
 export interface YamlOptions {
-  /**
-   * Take long base64 values of `data:` keys (the inline manifests of `olm.bundle.object`, nearly
-   * all of a catalog's bytes) out of the text before parsing and put them back after: js-yaml
-   * reads plain scalars one character at a time, a regular expression skips over them.
-   */
-  liftPayloads?: boolean;
   /**
    * Accept repeated keys (last value wins, as Kubernetes reads manifests) and report each file
    * that has them here, instead of failing. Used when importing published operators, whose
@@ -120,39 +111,4 @@ export function toYaml(value: unknown): string {
 
 export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** `data: <base64>` alone on a line, long enough to be worth lifting. */
-const PAYLOAD_LINE = /^([ \t]*(?:- )?data: )([A-Za-z0-9+/]{256,}={0,2})[ \t]*$/gm;
-/** A base64 text that YAML could read as a number must stay in place. */
-const NOT_A_NUMBER = /[A-DF-Za-df-z+/]/;
-
-function liftPayloads(text: string): { text: string; restore: (v: unknown) => unknown } | undefined {
-  if (!text.includes('data: ')) return undefined;
-  let nonce = '';
-  do nonce = `bosunpayload${Math.random().toString(36).slice(2, 10)}x`;
-  while (text.includes(nonce));
-  const payloads: string[] = [];
-  const out = text.replace(PAYLOAD_LINE, (line, head: string, b64: string) => {
-    if (!NOT_A_NUMBER.test(b64)) return line;
-    payloads.push(b64);
-    return `${head}${nonce}${payloads.length - 1}`;
-  });
-  if (payloads.length === 0) return undefined;
-  const token = new RegExp(`${nonce}(\\d+)`, 'g');
-  const put = (s: string) => s.replace(token, (_, i: string) => payloads[Number(i)]!);
-  const restore = (v: unknown): unknown => {
-    if (typeof v === 'string') return v.includes(nonce) ? put(v) : v;
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) v[i] = restore(v[i]);
-      return v;
-    }
-    if (v !== null && typeof v === 'object') {
-      const o = v as Record<string, unknown>;
-      for (const k of Object.keys(o)) o[k] = restore(o[k]);
-      return o;
-    }
-    return v;
-  };
-  return { text: out, restore };
 }

@@ -26,7 +26,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { type Bundle, BundleAnnotation } from '../apis/bundle.js';
 import {
   type BundleDoc,
@@ -44,6 +44,7 @@ import { bundleToDoc, labelOf } from '../bundle/render.js';
 import { validateBundle } from '../bundle/validate.js';
 import { isObject, parseYamlStream } from '../bundle/yaml.js';
 import type { Problem } from '../util/result.js';
+import { runInWorkers, workerStarter } from '../util/workers.js';
 import { channelHeads } from './graph.js';
 import type { WorkRequest, WorkResponse } from './import-worker.js';
 import { mapConcurrently } from './load.js';
@@ -93,7 +94,10 @@ export async function importOperatorsDir(dir: string, opts: ImportOptions = {}):
   opts.onProgress?.(0, entries.length);
   const progress = () => opts.onProgress?.(++done, entries.length);
   const dirs = entries.map((name) => join(dir, name));
-  const entry = opts.workers && opts.workers > 1 && dirs.length > 1 ? workerEntry() : undefined;
+  const entry =
+    opts.workers && opts.workers > 1 && dirs.length > 1
+      ? workerStarter(import.meta.url, 'import-worker')
+      : undefined;
   const imported = entry
     ? await importInWorkers(dirs, Math.min(opts.workers!, dirs.length), entry, opts, progress)
     : await mapConcurrently(dirs, PACKAGE_CONCURRENCY, async (d) => {
@@ -531,20 +535,6 @@ function joinExtraHeads(ch: ChannelDoc, rendered: Map<string, Rendered>, result:
   ch.entries = entries;
 }
 
-/** How to start a worker running import-worker, or undefined when it cannot run here. */
-function workerEntry(): (() => Worker) | undefined {
-  const here = import.meta.url;
-  if (here.endsWith('.js')) return () => new Worker(new URL('./import-worker.js', here));
-  // From TypeScript sources (benchmarks run under tsx) the worker registers tsx's loader first.
-  if (here.endsWith('.ts') && process.execArgv.some((a) => a.includes('tsx'))) {
-    const api = import.meta.resolve('tsx/esm/api');
-    const worker = new URL('./import-worker.ts', here).href;
-    const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(worker)}); });`;
-    return () => new Worker(boot, { eval: true });
-  }
-  return undefined;
-}
-
 async function importInWorkers(
   dirs: string[],
   n: number,
@@ -552,47 +542,26 @@ async function importInWorkers(
   opts: ImportOptions,
   progress: () => void,
 ): Promise<{ cfg: DeclarativeConfig; result: PackageImportResult }[]> {
-  const out: { cfg: DeclarativeConfig; result: PackageImportResult }[] = new Array(dirs.length);
-  const workers = Array.from({ length: n }, start);
-  let next = 0;
-  try {
-    await Promise.all(
-      workers.map(
-        (w) =>
-          new Promise<void>((resolve, reject) => {
-            const send = () => {
-              if (next >= dirs.length) return resolve();
-              const id = next++;
-              w.postMessage({
-                id,
-                dir: dirs[id]!,
-                opts: { validateBundles: opts.validateBundles ?? false },
-              } satisfies WorkRequest);
-            };
-            w.on('message', (res: WorkResponse) => {
-              if (res.error) return reject(new Error(`importing ${dirs[res.id]} failed: ${res.error}`));
-              res.cfg.packages.forEach((d, i) => {
-                restoreOrigin(d, res.origins.packages[i]);
-              });
-              res.cfg.channels.forEach((d, i) => {
-                restoreOrigin(d, res.origins.channels[i]);
-              });
-              res.cfg.bundles.forEach((d, i) => {
-                restoreOrigin(d, res.origins.bundles[i]);
-              });
-              out[res.id] = { cfg: res.cfg, result: res.result };
-              progress();
-              send();
-            });
-            w.on('error', reject);
-            send();
-          }),
-      ),
-    );
-  } finally {
-    await Promise.all(workers.map((w) => w.terminate()));
-  }
-  return out;
+  const requests = dirs.map((dir) => ({ dir, opts: { validateBundles: opts.validateBundles ?? false } }));
+  const answers = await runInWorkers<WorkRequest, WorkResponse>(
+    requests,
+    n,
+    start,
+    (r) => `importing ${r.dir}`,
+    progress,
+  );
+  return answers.map((res) => {
+    res.cfg.packages.forEach((d, i) => {
+      restoreOrigin(d, res.origins.packages[i]);
+    });
+    res.cfg.channels.forEach((d, i) => {
+      restoreOrigin(d, res.origins.channels[i]);
+    });
+    res.cfg.bundles.forEach((d, i) => {
+      restoreOrigin(d, res.origins.bundles[i]);
+    });
+    return { cfg: res.cfg, result: res.result };
+  });
 }
 
 function restoreOrigin(doc: object, file: string | undefined): void {

@@ -29,6 +29,7 @@ import { checkConstraint } from '../bundle/validate.js';
 import { isObject } from '../bundle/yaml.js';
 import type { Problem } from '../util/result.js';
 import { checkChannelGraph } from './graph.js';
+import { hasStringData } from './payloads.js';
 import { fileOf } from './origin.js';
 import { parseRange, parseVersion } from './version.js';
 
@@ -298,7 +299,7 @@ function checkBundleProperties(b: BundleDoc, pkg: string, error: Say): string | 
         }
         break;
       case PropertyType.BundleObject:
-        if (!isObject(v) || (typeof v.data !== 'string' && typeof v.ref !== 'string')) {
+        if (!isObject(v) || (!hasStringData(v) && typeof v.ref !== 'string')) {
           error(`${at}.value`, 'an olm.bundle.object value needs data (base64) or ref');
         }
         break;

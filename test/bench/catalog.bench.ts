@@ -65,7 +65,7 @@ export default async function catalogBench(emit: Emit): Promise<void> {
       });
 
       t0 = performance.now();
-      const loaded = await loadCatalog(dir);
+      const loaded = await loadCatalog(dir, { workers });
       const valid = loaded.ok && validateCatalog(loaded.value).errors.length === 0;
       emit({ name: `catalog.load.${format}`, value: since(t0), unit: 'ms', inputs: { valid } });
 

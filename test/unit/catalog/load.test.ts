@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { emptyConfig } from '../../../src/apis/fbc.js';
-import { parseYamlStream } from '../../../src/bundle/yaml.js';
 import { IgnoreMatcher } from '../../../src/catalog/ignore.js';
 import { parseJsonStream } from '../../../src/catalog/json-stream.js';
 import { addDocuments, loadCatalog } from '../../../src/catalog/load.js';
@@ -112,25 +111,5 @@ describe('.indexignore patterns', () => {
     ['pkg/catalog.yaml', false, false],
   ])('%s (dir: %s) ignored: %s', (path, isDir, ignored) => {
     expect(m.ignores(path, isDir)).toBe(ignored);
-  });
-});
-
-describe('long base64 payloads are lifted out of YAML before parsing', () => {
-  const b64 = Buffer.from('x'.repeat(600)).toString('base64');
-  const digits = '1'.repeat(300);
-  it.each([
-    [
-      'an olm.bundle.object value',
-      `schema: olm.bundle\nproperties:\n- type: olm.bundle.object\n  value:\n    data: ${b64}\n`,
-    ],
-    ['the same line inside a block scalar', `schema: x\ndescription: |\n  keep\n  data: ${b64}\n  as text\n`],
-    ['a folded scalar', `schema: x\nnote: >-\n  data: ${b64}\n  folded\n`],
-    ['a list item', `schema: x\nitems:\n- data: ${b64}\n- data: ${b64}\n`],
-    ['digits that YAML reads as a number', `schema: x\nvalue:\n  data: ${digits}\n`],
-  ])('%s reads the same as without lifting', (_, text) => {
-    const lifted = parseYamlStream(text, 'f.yaml', { liftPayloads: true });
-    const plain = parseYamlStream(text, 'f.yaml');
-    expect(lifted).toEqual(plain);
-    if (text.includes(b64)) expect(JSON.stringify(lifted)).toContain(b64);
   });
 });

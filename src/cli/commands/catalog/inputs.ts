@@ -101,14 +101,14 @@ export async function renderInput(
       return { config: r.config, errors: r.errors, warnings: r.warnings };
     }
     case InputKind.CatalogDir: {
-      const loaded = await loadCatalog(path);
+      const loaded = await loadCatalog(path, opts.workers ? { workers: opts.workers } : {});
       return loaded.ok
         ? { config: loaded.value, errors, warnings }
         : { config, errors: loaded.errors, warnings };
     }
     case InputKind.CatalogFile: {
       const { readFile } = await import('node:fs/promises');
-      addDocuments(config, await readFile(path, 'utf8'), path, errors);
+      addDocuments(config, await readFile(path), path, errors);
       return { config, errors, warnings };
     }
   }

@@ -11,6 +11,7 @@ import {
   outputOption,
   plural,
 } from './report.js';
+import { parseWorkers } from './shared.js';
 
 export const validateCommand: Command = {
   name: 'validate',
@@ -31,7 +32,7 @@ export const validateCommand: Command = {
         `${positionals[0]} is a ${kind}, not a catalog; ${kind.startsWith('bundle') ? 'use `bosun bundle validate`' : 'render or import it first'}`,
       );
     }
-    const r = await renderInput(path);
+    const r = await renderInput(path, { workers: parseWorkers() });
     const v = r.errors.length ? { errors: [], warnings: [] } : validateCatalog(r.config);
     const errors = [...r.errors, ...v.errors];
     const warnings = [...r.warnings, ...v.warnings];

@@ -1,0 +1,94 @@
+/**
+ * A small pool of worker threads for CPU-bound parsing (catalog import and load): JavaScript
+ * parses YAML on one core, so large inputs are spread over a few workers. Each worker handles
+ * one request at a time and gets the next as soon as it answers; answers come back in input
+ * order.
+ */
+import { Worker } from 'node:worker_threads';
+
+/**
+ * How to start a worker running the module `file` beside `here` (a caller's `import.meta.url`),
+ * or undefined where that cannot run: compiled JavaScript always can; TypeScript sources only
+ * under tsx (the benchmarks), whose loader the worker then registers first. Under vitest the
+ * work stays in the calling thread.
+ */
+export function workerStarter(here: string, file: string): (() => Worker) | undefined {
+  if (here.endsWith('.js')) return () => new Worker(new URL(`./${file}.js`, here));
+  if (here.endsWith('.ts') && process.execArgv.some((a) => a.includes('tsx'))) {
+    const api = import.meta.resolve('tsx/esm/api');
+    const worker = new URL(`./${file}.ts`, here).href;
+    const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(worker)}); });`;
+    return () => new Worker(boot, { eval: true });
+  }
+  return undefined;
+}
+
+/** What every worker answers: the request's id, and either its result or an error's text. */
+export type WorkerAnswer<R> = { id: number; error?: undefined } & R;
+export interface WorkerFailure {
+  id: number;
+  error: string;
+}
+
+/**
+ * Sends `requests[i]` (with `id: i`) to `n` workers and returns their answers in request order.
+ * `onAnswer` sees each answer as it arrives (for progress). The first failure rejects, naming
+ * what `describe` says the request was; every worker is terminated either way.
+ */
+export async function runInWorkers<Q extends object, R extends object>(
+  requests: Q[],
+  n: number,
+  start: () => Worker,
+  describe: (request: Q) => string,
+  onAnswer?: (answer: R & { id: number }) => void,
+): Promise<(R & { id: number })[]> {
+  const out: (R & { id: number })[] = new Array(requests.length);
+  const workers = Array.from({ length: Math.min(n, requests.length) }, start);
+  let next = 0;
+  try {
+    await Promise.all(
+      workers.map(
+        (w) =>
+          new Promise<void>((resolve, reject) => {
+            const send = () => {
+              if (next >= requests.length) return resolve();
+              const id = next++;
+              w.postMessage({ ...requests[id]!, id });
+            };
+            w.on('message', (answer: WorkerAnswer<R> | WorkerFailure) => {
+              if (answer.error !== undefined) {
+                reject(new Error(`${describe(requests[answer.id]!)} failed: ${answer.error}`));
+                return;
+              }
+              out[answer.id] = answer;
+              onAnswer?.(answer);
+              send();
+            });
+            w.on('error', reject);
+            send();
+          }),
+      ),
+    );
+  } finally {
+    await Promise.all(workers.map((w) => w.terminate()));
+  }
+  return out;
+}
+
+/** The worker side: answers each request with `handle`'s result, or with the error it threw. */
+export function serveRequests<Q, R extends object>(
+  port: import('node:worker_threads').MessagePort,
+  handle: (request: Q & { id: number }) => Promise<{ answer: R; transfer?: ArrayBuffer[] }>,
+): void {
+  port.on('message', async (request: Q & { id: number }) => {
+    try {
+      const { answer, transfer } = await handle(request);
+      port.postMessage({ ...answer, id: request.id }, transfer ?? []);
+    } catch (err) {
+      port.postMessage({
+        id: request.id,
+        error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+      } satisfies WorkerFailure);
+    }
+  });
+}

@@ -1,0 +1,154 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { emptyConfig } from '../../../src/apis/fbc.js';
+import { CatalogFormat, encodeDocuments } from '../../../src/catalog/encode.js';
+import { addDocuments } from '../../../src/catalog/load.js';
+import { fileSource, hasStringData, liftPayloads, MinLength } from '../../../src/catalog/payloads.js';
+import type { Problem } from '../../../src/util/result.js';
+
+const b64 = Buffer.from('{"kind":"CustomResourceDefinition"}'.repeat(20)).toString('base64');
+const digits = '1'.repeat(300);
+
+/** Parses text twice, with payloads lifted (from bytes) and without (from the string). */
+function both(text: string) {
+  const lifted = { cfg: emptyConfig(), problems: [] as Problem[] };
+  const plain = { cfg: emptyConfig(), problems: [] as Problem[] };
+  addDocuments(lifted.cfg, Buffer.from(text), 'f', lifted.problems);
+  addDocuments(plain.cfg, text, 'f', plain.problems);
+  return { lifted, plain, count: liftPayloads(Buffer.from(text)).offsets.length };
+}
+
+describe('lifting payloads reads exactly as parsing everything', () => {
+  it.each([
+    [
+      'an olm.bundle.object value in YAML',
+      `schema: olm.bundle\nname: a\nproperties:\n- type: olm.bundle.object\n  value:\n    data: ${b64}\n`,
+      1,
+    ],
+    [
+      'an olm.bundle.object value in JSON',
+      `{"schema": "olm.bundle", "name": "a", "properties": [{"type": "olm.bundle.object", "value": {"data" :\n "${b64}"}}]}`,
+      1,
+    ],
+    [
+      'a package icon',
+      `schema: olm.package\nname: p\nicon:\n  base64data: ${b64}\n  mediatype: image/png\n`,
+      1,
+    ],
+    [
+      'the same line inside a block scalar',
+      `schema: x\ndescription: |\n  keep\n  data: ${b64}\n  as text\n`,
+      1,
+    ],
+    ['a folded scalar', `schema: x\nnote: >-\n  data: ${b64}\n  folded\n`, 1],
+    ['list items', `schema: x\nitems:\n- data: ${b64}\n- data: ${b64}\n`, 2],
+    ['CRLF line ends and trailing blanks', `schema: x\r\nvalue:\r\n  data: ${b64}  \r\n  other: 1\r\n`, 1],
+    ['a byte order mark', `\uFEFF{"schema": "x", "data": "${b64}"}`, 1],
+    ['digits YAML reads as a number', `schema: x\nvalue:\n  data: ${digits}\n`, 0],
+    ['hex digits YAML reads as a number', `schema: x\nvalue:\n  data: 0x${'ab'.repeat(200)}\n`, 0],
+    ['a plain scalar continued on the next line', `schema: x\nvalue:\n  data: ${b64}\n    more\n`, 0],
+    ['a continuation after a blank line', `schema: x\nvalue:\n  data: ${b64}\n\n    more\n`, 0],
+    ['a value with a comment', `schema: x\nvalue:\n  data: ${b64} # note\n`, 0],
+    ['a double-quoted YAML value', `schema: x\nvalue:\n  data: "${b64}"\n`, 0],
+    ['a line ending a quoted string', `schema: x\nnote: "start\n  data: ${b64}"\n`, 0],
+    ['a flow mapping', `schema: x\nvalue: {\n  data: ${b64}}\n`, 0],
+    ['a key ending in data', `schema: x\nmetadata: ${b64}\n`, 0],
+    ['a JSON string with an escape', `{"schema": "x", "data": "${b64}\\n"}`, 0],
+    ['an escaped quote before data in JSON', `{"schema": "x", "say \\"data": "${b64}"}`, 1],
+    [
+      'a JSON stream of two documents',
+      `{"schema": "x", "data": "${b64}"}\n{"schema": "y", "data": "${b64}"}\n`,
+      2,
+    ],
+    ['a short value', `schema: x\nvalue:\n  data: ${b64.slice(0, MinLength - 1)}\n`, 0],
+  ])('%s', (_, text, lifted) => {
+    const r = both(text);
+    expect(r.count).toBe(lifted);
+    expect(r.lifted.problems).toEqual(r.plain.problems);
+    expect(JSON.parse(JSON.stringify(r.lifted.cfg))).toEqual(JSON.parse(JSON.stringify(r.plain.cfg)));
+  });
+
+  it('holds for generated catalogs written as YAML and as JSON', () => {
+    const text = fc.string({
+      unit: fc.constantFrom('a', 'Z', '9', '+', '/', ' ', '\n', ':', '"', '#', '-', '\\'),
+    });
+    const value = fc.oneof(fc.base64String({ minLength: MinLength, maxLength: 600 }), text, fc.integer());
+    const bundle = fc.record({
+      schema: fc.constant('olm.bundle'),
+      name: fc.constant('b'),
+      package: fc.constant('p'),
+      description: text,
+      properties: fc.array(
+        fc.record({
+          type: fc.constantFrom('olm.bundle.object', 'olm.other'),
+          value: fc.record({ data: value }),
+        }),
+      ),
+    });
+    const pkg = fc.record({
+      schema: fc.constant('olm.package'),
+      name: fc.constant('p'),
+      icon: fc.record({ base64data: value, mediatype: fc.constant('image/png') }),
+    });
+    let lifts = 0;
+    fc.assert(
+      fc.property(fc.array(fc.oneof(bundle, pkg), { maxLength: 4 }), fc.boolean(), (docs, json) => {
+        const encoded = encodeDocuments(docs, json ? CatalogFormat.JSON : CatalogFormat.YAML);
+        const r = both(encoded);
+        lifts += r.count;
+        expect(r.lifted.problems).toEqual([]);
+        expect(JSON.parse(JSON.stringify(r.lifted.cfg))).toEqual(JSON.parse(JSON.stringify(r.plain.cfg)));
+      }),
+      { numRuns: 200 },
+    );
+    expect(lifts).toBeGreaterThan(50); // the property was tested with payloads, not only without
+  });
+
+  it('reports a syntax error at its place in the file, not in the lifted text', () => {
+    const text = `schema: x\nvalue:\n  data: ${b64}\n  bad: [unclosed\n`;
+    const r = both(text);
+    expect(r.lifted.problems).toHaveLength(1);
+    expect(r.lifted.problems).toEqual(r.plain.problems);
+  });
+});
+
+describe('a bundle object read lazily', () => {
+  const text = `schema: olm.bundle\nname: a\nproperties:\n- type: olm.bundle.object\n  value:\n    data: ${b64}\n`;
+
+  it('is a string when read, without being held as one', () => {
+    const cfg = emptyConfig();
+    addDocuments(cfg, Buffer.from(text), 'f', []);
+    const value = cfg.bundles[0]!.properties[0]!.value as Record<string, unknown>;
+    expect(Object.getOwnPropertyDescriptor(value, 'data')?.get).toBeTypeOf('function');
+    expect(hasStringData(value)).toBe(true);
+    expect(value.data).toBe(b64);
+    expect(Object.keys(value)).toEqual(['data']);
+  });
+
+  it('takes a new value when assigned', () => {
+    const cfg = emptyConfig();
+    addDocuments(cfg, Buffer.from(text), 'f', []);
+    const value = cfg.bundles[0]!.properties[0]!.value as Record<string, unknown>;
+    value.data = 'c2hvcnQ=';
+    expect(value.data).toBe('c2hvcnQ=');
+    expect(Object.getOwnPropertyDescriptor(value, 'data')?.get).toBeUndefined();
+    value.data = 1;
+    expect(hasStringData(value)).toBe(false);
+  });
+
+  it('can be read from a file, which names itself when it is gone', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'bosun-payloads-'));
+    const file = join(dir, 'spool');
+    const prefix = 'other content first\n';
+    await writeFile(file, prefix + text);
+    const cfg = emptyConfig();
+    addDocuments(cfg, Buffer.from(text), 'f', [], { source: fileSource(file), base: prefix.length });
+    const value = cfg.bundles[0]!.properties[0]!.value as Record<string, unknown>;
+    expect(value.data).toBe(b64);
+    await rm(dir, { recursive: true });
+    expect(() => value.data).toThrow(file);
+  });
+});
