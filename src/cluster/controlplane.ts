@@ -7,10 +7,12 @@ import { ensureBinaries, isAlive } from './build.js';
 import { apiRequest, type ClientTLS } from './http.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import { componentCommand, type Layout, layoutFor, logFile, nodeName, type Ports } from './layout.js';
-import { stateRoot } from './paths.js';
+import { defaultClusterName, stateRoot } from './paths.js';
 import { generatePki, type Pki } from './pki.js';
 import { assertPortFree, freePort } from './ports.js';
 import { type Component, components, controlPlaneVersions } from './versions.js';
+
+export { defaultClusterName };
 
 /** What `up` leaves behind in state.json, and what `status` and `down` read. */
 export interface ClusterState {
@@ -32,8 +34,6 @@ export interface UpOptions {
   /** How long to wait for each component to become healthy. */
   timeoutMs?: number;
 }
-
-export const defaultClusterName = 'bosun';
 
 export function clusterLayout(name = defaultClusterName, env: NodeJS.ProcessEnv = process.env): Layout {
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) {

@@ -2,6 +2,9 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** The control plane `bosun cluster up` and `bosun start` use unless told another name. */
+export const defaultClusterName = 'bosun';
+
 /** Where built binaries are kept between runs: `$XDG_CACHE_HOME/bosun` or `~/.cache/bosun`. */
 export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'bosun');

@@ -43,10 +43,13 @@ import type {
   Namespace,
 } from './context.js';
 import { csvController } from './csv.js';
+import { DefaultGlobalNamespace, DefaultMetricsAddress } from './defaults.js';
 import { installPlanController } from './installplan.js';
 import { operatorConditionController } from './operatorcondition.js';
 import { operatorGroupController } from './operatorgroup.js';
 import { subscriptionController } from './subscription.js';
+
+export { DefaultGlobalNamespace, DefaultMetricsAddress };
 
 /** Every controller the manager runs, in start order. */
 export const controllers: readonly Controller[] = [
@@ -57,9 +60,6 @@ export const controllers: readonly Controller[] = [
   operatorGroupController,
   operatorConditionController,
 ];
-
-export const DefaultGlobalNamespace = 'olm';
-export const DefaultMetricsAddress = '127.0.0.1:8080';
 
 const DeploymentResource: ResourceType = {
   group: 'apps',

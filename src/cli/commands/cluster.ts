@@ -1,4 +1,4 @@
-import { defaultClusterName, down, status, up } from '../../cluster/controlplane.js';
+import { defaultClusterName } from '../../cluster/paths.js';
 import { UsageError } from '../../util/errors.js';
 import { bool, type Command, type CommandContext, str } from '../command.js';
 
@@ -36,7 +36,9 @@ const upCommand: Command = {
     port: { type: 'string', valueName: 'PORT', description: 'API server port (default: a free one)' },
   },
   run: async ({ values, ctx }) => {
-    const state = await up({
+    const state = await (
+      await controlPlane()
+    ).up({
       name: str(values, 'name'),
       port: parsePort(str(values, 'port')),
       env: ctx.env,
@@ -60,7 +62,9 @@ const downCommand: Command = {
   },
   run: async ({ values, ctx }) => {
     const name = str(values, 'name');
-    const wasRunning = await down({ name, env: ctx.env, keepData: bool(values, 'keep-data') });
+    const wasRunning = await (
+      await controlPlane()
+    ).down({ name, env: ctx.env, keepData: bool(values, 'keep-data') });
     ctx.stdout.write(
       wasRunning ? `Control plane "${name}" stopped.\n` : `Control plane "${name}" was not running.\n`,
     );
@@ -76,7 +80,7 @@ const statusCommand: Command = {
     output: { type: 'string', short: 'o', valueName: 'FORMAT', description: 'text or json' },
   },
   run: async ({ values, ctx }) => {
-    const s = await status({ name: str(values, 'name'), env: ctx.env });
+    const s = await (await controlPlane()).status({ name: str(values, 'name'), env: ctx.env });
     if (str(values, 'output') === 'json') {
       ctx.stdout.write(`${JSON.stringify(s, null, 2)}\n`);
     } else {
@@ -99,7 +103,7 @@ const kubeconfigCommand: Command = {
   summary: "Print the path of a running local control plane's admin kubeconfig",
   options: nameOption,
   run: async ({ values, ctx }) => {
-    const s = await status({ name: str(values, 'name'), env: ctx.env });
+    const s = await (await controlPlane()).status({ name: str(values, 'name'), env: ctx.env });
     if (!s.state || !s.running) {
       ctx.stderr.write(`error: control plane "${s.name}" is not running; start it with: bosun cluster up\n`);
       return 1;
@@ -114,3 +118,6 @@ export const clusterCommand: Command = {
   summary: 'Run a local Kubernetes control plane (up, down, status, kubeconfig)',
   subcommands: [upCommand, downCommand, statusCommand, kubeconfigCommand],
 };
+
+/** Loaded when a command runs: the control plane code (certificates, processes) is not small. */
+const controlPlane = () => import('../../cluster/controlplane.js');

@@ -1,4 +1,4 @@
-import { DefaultGlobalNamespace, DefaultMetricsAddress, startManager } from '../../controllers/manager.js';
+import { DefaultGlobalNamespace, DefaultMetricsAddress } from '../../controllers/defaults.js';
 import { UserError } from '../../util/errors.js';
 import { bool, type Command, str } from '../command.js';
 
@@ -53,6 +53,7 @@ const runCommand: Command = {
     if (!['debug', 'info', 'warn', 'error'].includes(level)) {
       throw new UserError(`--log-level: "${level}" is not one of debug, info, warn, error`, 2);
     }
+    const { startManager } = await import('../../controllers/manager.js');
     const manager = await startManager({
       kubeconfig: str(values, 'kubeconfig'),
       env: ctx.env,

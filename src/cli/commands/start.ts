@@ -17,8 +17,7 @@ import type { KubeObject } from '../../apis/meta.js';
 import { Resources } from '../../apis/operators.js';
 import { listCatalogFiles, loadCatalog } from '../../catalog/load.js';
 import { validateCatalog } from '../../catalog/validate.js';
-import { defaultClusterName, up } from '../../cluster/controlplane.js';
-import { startManager } from '../../controllers/manager.js';
+import { defaultClusterName } from '../../cluster/paths.js';
 import type { Applier } from '../../kube/apply.js';
 import { UserError } from '../../util/errors.js';
 import { formatProblem, type Problem } from '../../util/result.js';
@@ -143,6 +142,7 @@ export const startCommand: Command = {
     if (kubeconfig) {
       ctx.stderr.write(`• using the cluster of ${kubeconfig}; no local control plane started\n`);
     } else {
+      const { up } = await import('../../cluster/controlplane.js');
       const state = await up({ name, env: ctx.env, onProgress: progress(ctx) });
       ctx.stderr.write(
         `• control plane "${state.name}" (Kubernetes ${state.kubernetesVersion}) is ready at ${state.server}\n`,
@@ -152,6 +152,7 @@ export const startCommand: Command = {
     const catalogDir = str(values, 'catalog') ?? join(repoRoot, 'catalogs');
     // Check the catalog before anything starts, so a broken one is the first thing said.
     await catalogConfigMapData(catalogDir);
+    const { startManager } = await import('../../controllers/manager.js');
     const manager = await startManager({
       kubeconfig,
       env: ctx.env,

@@ -1,0 +1,5 @@
+/** Manager defaults, apart from the manager so the CLI can show them without loading it. */
+
+/** Catalogs in this namespace are visible from every namespace (OLM's `olm`). */
+export const DefaultGlobalNamespace = 'olm';
+export const DefaultMetricsAddress = '127.0.0.1:8080';
