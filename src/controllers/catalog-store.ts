@@ -16,8 +16,14 @@ export class MemoryCatalogStore implements CatalogStore {
   private readonly bundleIndex = new Map<string, Map<string, CatalogSnapshot['config']['bundles'][number]>>();
   private readonly listeners = new Set<(ref: CatalogRef) => void>();
 
-  /** @param globalNamespace catalogs here are visible from every namespace. */
-  constructor(private readonly globalNamespace: string) {}
+  /**
+   * @param globalNamespace catalogs here are visible from every namespace.
+   * @param release called with a replaced or deleted snapshot's `payloadFile`.
+   */
+  constructor(
+    private readonly globalNamespace: string,
+    private readonly release: (payloadFile: string) => unknown = () => undefined,
+  ) {}
 
   get(ref: CatalogRef): CatalogSnapshot | undefined {
     return this.snapshots.get(keyOf(ref));
@@ -58,6 +64,8 @@ export class MemoryCatalogStore implements CatalogStore {
     const previous = this.snapshots.get(key);
     this.snapshots.set(key, snapshot);
     this.bundleIndex.delete(key);
+    if (previous?.payloadFile && previous.payloadFile !== snapshot.payloadFile)
+      this.release(previous.payloadFile);
     if (previous?.digest !== snapshot.digest || previous.priority !== snapshot.priority)
       this.notify(snapshot.ref);
   }
@@ -71,7 +79,9 @@ export class MemoryCatalogStore implements CatalogStore {
 
   delete(ref: CatalogRef): void {
     const key = keyOf(ref);
+    const payloadFile = this.snapshots.get(key)?.payloadFile;
     const had = this.snapshots.delete(key) || this.healths.has(key);
+    if (payloadFile) this.release(payloadFile);
     this.healths.delete(key);
     this.bundleIndex.delete(key);
     if (had) this.notify(ref);

@@ -14,6 +14,7 @@ import {
   ConnectionState,
 } from '../apis/operators.js';
 import { addDocuments } from '../catalog/load.js';
+import type { PayloadSource } from '../catalog/payloads.js';
 import { validateCatalog } from '../catalog/validate.js';
 import { formatTime, setCondition } from '../kube/conditions.js';
 import { formatProblem, type Problem } from '../util/result.js';
@@ -57,7 +58,13 @@ export function parseGoDuration(text: string): number | undefined {
 }
 
 /** sha256 of named documents, independent of the order they are given in. */
-export function digestOf(files: readonly { name: string; text: string }[]): string {
+/** One fetched file: a ConfigMap key's value or an HTTP response body. */
+export interface FetchedFile {
+  name: string;
+  text: string | Buffer;
+}
+
+export function digestOf(files: readonly FetchedFile[]): string {
   const h = createHash('sha256');
   for (const f of [...files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     h.update(f.name).update('\0').update(f.text).update('\0');
@@ -74,20 +81,34 @@ const maxProblemsShown = 5;
 
 /**
  * Parses and validates FBC documents (YAML or JSON streams, any split over files) as one catalog.
- * `where` names the source in messages, e.g. `ConfigMap olm/my-catalog`.
+ * `where` names the source in messages, e.g. `ConfigMap olm/my-catalog`. With `payloads`, the
+ * inline manifests of file `i` are read from `payloads.source` at `payloads.bases[i]` when used
+ * (the spooled copy) instead of being kept with the documents.
  */
 export function parseCatalogFiles(
-  files: readonly { name: string; text: string }[],
+  files: readonly FetchedFile[],
   where: string,
+  opts: { digest?: string; payloads?: { source: PayloadSource; bases: readonly number[] } } = {},
 ): ParsedCatalog {
   const config = emptyConfig();
   const problems: Problem[] = [];
-  for (const f of files) addDocuments(config, f.text, f.name, problems);
+  files.forEach((f, i) => {
+    const payloads = opts.payloads
+      ? { source: opts.payloads.source, base: opts.payloads.bases[i]! }
+      : undefined;
+    addDocuments(
+      config,
+      typeof f.text === 'string' ? Buffer.from(f.text) : f.text,
+      f.name,
+      problems,
+      payloads,
+    );
+  });
   if (problems.length === 0) {
     const validation = validateCatalog(config);
     problems.push(...validation.errors);
     if (problems.length === 0)
-      return { ok: true, config, digest: digestOf(files), warnings: validation.warnings };
+      return { ok: true, config, digest: opts.digest ?? digestOf(files), warnings: validation.warnings };
   }
   const shown = problems.slice(0, maxProblemsShown).map(formatProblem).join('; ');
   const more = problems.length > maxProblemsShown ? ` (and ${problems.length - maxProblemsShown} more)` : '';

@@ -18,6 +18,8 @@ import {
   CatalogSourceConditionReason,
   catalogSourceHeartbeats,
   catalogSourceStatus,
+  digestOf,
+  type FetchedFile,
   type ParsedCatalog,
   parseCatalogFiles,
   parseGoDuration,
@@ -37,7 +39,7 @@ interface ConfigMap {
 }
 
 type Fetched =
-  | { ok: true; parsed: ParsedCatalog; address?: string; configMap?: ConfigMap }
+  | { ok: true; files: FetchedFile[]; where: string; address?: string; configMap?: ConfigMap }
   | { ok: false; reason: CatalogSourceConditionReason; message: string; address?: string };
 
 export const catalogSourceController: Controller = {
@@ -76,17 +78,27 @@ async function reconcileCatalogSource(
 
   const interval = pollInterval(cs);
   const fetched = await fetchCatalog(ctx, cs);
+  const parsed = fetched.ok ? await parseFetched(ctx, ref, fetched) : undefined;
   const at = ctx.clock.now();
   let outcome: SyncOutcome;
   let contentChanged = false;
-  if (fetched.ok && fetched.parsed.ok) {
-    const { config, digest } = fetched.parsed;
+  if (fetched.ok && parsed?.ok) {
+    const { config, digest } = parsed;
     const previous = ctx.catalogs.get(ref);
     const priority = cs.spec.priority ?? 0;
     // Keep the old snapshot (and its fetchedAt) when nothing changed, so listeners stay quiet.
     if (previous?.digest !== digest || previous.priority !== priority) {
       contentChanged = true;
-      ctx.catalogs.set({ ref, priority, config, digest, fetchedAt: at });
+      const payloadFile =
+        parsed.payloadFile ?? (previous?.digest === digest ? previous.payloadFile : undefined);
+      ctx.catalogs.set({
+        ref,
+        priority,
+        config,
+        digest,
+        fetchedAt: at,
+        ...(payloadFile ? { payloadFile } : {}),
+      });
       ctx.log.info({ digest, bundles: config.bundles.length }, 'catalog content loaded');
       void ctx.events.normal(
         cs,
@@ -118,7 +130,7 @@ async function reconcileCatalogSource(
     const failure = fetched.ok
       ? {
           reason: CatalogSourceConditionReason.InvalidCatalog,
-          message: (fetched.parsed as { message: string }).message,
+          message: (parsed as { message: string }).message,
         }
       : { reason: fetched.reason, message: fetched.message };
     ctx.catalogs.setHealth({ ref, healthy: false, message: failure.message, checkedAt: at });
@@ -140,6 +152,34 @@ async function reconcileCatalogSource(
   }
   if (cs.spec.sourceType === SourceType.Grpc) return undefined; // nothing to poll until grpc lands
   return { requeueAfter: outcome.ok ? interval.ms : Math.min(interval.ms, failureRetryMs) };
+}
+
+/**
+ * Fetched files → a validated catalog. Content the store already holds (the same digest: most
+ * polls) is not parsed again. New content is spooled to disk first, so the bundles' inline
+ * manifests are read from there when installed rather than kept in memory.
+ */
+async function parseFetched(
+  ctx: ControllerContext,
+  ref: CatalogRef,
+  fetched: Extract<Fetched, { ok: true }>,
+): Promise<ParsedCatalog & { payloadFile?: string }> {
+  const digest = digestOf(fetched.files);
+  const previous = ctx.catalogs.get(ref);
+  if (previous?.digest === digest) return { ok: true, config: previous.config, digest, warnings: [] };
+  const bytes = fetched.files.map((f) => (typeof f.text === 'string' ? Buffer.from(f.text) : f.text));
+  const files = fetched.files.map((f, i) => ({ name: f.name, text: bytes[i]! }));
+  const spooled = ctx.catalogSpool ? await ctx.catalogSpool.write(ref, digest, bytes) : undefined;
+  const parsed = parseCatalogFiles(files, fetched.where, {
+    digest,
+    ...(spooled ? { payloads: { source: spooled.source, bases: spooled.bases } } : {}),
+  });
+  if (!spooled) return parsed;
+  if (!parsed.ok) {
+    await ctx.catalogSpool!.remove(spooled.path);
+    return parsed;
+  }
+  return { ...parsed, payloadFile: spooled.path };
 }
 
 /** `spec.updateStrategy.registryPoll.interval`, or OLM's default when it is missing or does not parse. */
@@ -219,7 +259,7 @@ async function fetchConfigMap(
       message: `${where} has no data: put the catalog's FBC documents under any key`,
     };
   }
-  return { ok: true, parsed: parseCatalogFiles(files, where), configMap: cm };
+  return { ok: true, files, where, configMap: cm };
 }
 
 async function fetchHttp(address: string | undefined): Promise<Fetched> {
@@ -231,10 +271,10 @@ async function fetchHttp(address: string | undefined): Promise<Fetched> {
       address,
     };
   }
-  let text: string;
+  let body: Buffer;
   try {
     const res = await fetch(address, { signal: AbortSignal.timeout(httpTimeoutMs) });
-    text = await res.text();
+    body = Buffer.from(await res.arrayBuffer());
     if (!res.ok) {
       return {
         ok: false,
@@ -253,5 +293,5 @@ async function fetchHttp(address: string | undefined): Promise<Fetched> {
       address,
     };
   }
-  return { ok: true, parsed: parseCatalogFiles([{ name: address, text }], address), address };
+  return { ok: true, files: [{ name: address, text: body }], where: address, address };
 }

@@ -21,6 +21,7 @@ import type { Clock } from '../kube/clock.js';
 import type { EventRecorder } from '../kube/events.js';
 import type { Informer } from '../kube/informer.js';
 import type { Reconcile } from '../kube/workqueue.js';
+import type { CatalogSpool } from './catalog-spool.js';
 
 /** Names a CatalogSource. */
 export interface CatalogRef {
@@ -38,6 +39,8 @@ export interface CatalogSnapshot {
   digest: string;
   /** When the content was fetched (clock milliseconds). */
   fetchedAt: number;
+  /** The spooled file the bundles' inline manifests are read from (see catalog-spool.ts); the store removes it once the snapshot is replaced. */
+  payloadFile?: string;
 }
 
 export interface CatalogHealth {
@@ -144,6 +147,8 @@ export interface ControllerContext {
   clock: Clock;
   informers: Informers;
   catalogs: CatalogStore;
+  /** Where fetched catalog content is kept on disk; without it, content stays in memory. */
+  catalogSpool?: CatalogSpool;
   /** Catalogs in this namespace are visible from every namespace (OLM's global catalog namespace). */
   globalNamespace: string;
   metrics: Metrics;

@@ -42,6 +42,7 @@ import type {
   Informers,
   Namespace,
 } from './context.js';
+import { CatalogSpool } from './catalog-spool.js';
 import { csvController } from './csv.js';
 import { DefaultGlobalNamespace, DefaultMetricsAddress } from './defaults.js';
 import { installPlanController } from './installplan.js';
@@ -168,7 +169,11 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     stopping.push(() => Promise.all(all.map((i) => i.stop())).then(() => undefined));
 
     const { registry, metrics, watchQueue } = createMetrics();
-    const catalogs = new MemoryCatalogStore(opts.globalNamespace ?? DefaultGlobalNamespace);
+    const catalogSpool = await CatalogSpool.open();
+    stopping.push(() => catalogSpool.close());
+    const catalogs = new MemoryCatalogStore(opts.globalNamespace ?? DefaultGlobalNamespace, (file) =>
+      catalogSpool.remove(file),
+    );
     const events = new EventRecorder({
       client,
       clock,
@@ -183,6 +188,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
       clock,
       informers,
       catalogs,
+      catalogSpool,
       globalNamespace: opts.globalNamespace ?? DefaultGlobalNamespace,
       metrics,
     } as Omit<ControllerContext, 'log'> as ControllerContext;

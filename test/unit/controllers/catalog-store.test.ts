@@ -52,4 +52,17 @@ describe('MemoryCatalogStore', () => {
     expect(store.health(ref)).toBeUndefined();
     expect(store.findBundle(ref, 'c.b')).toBeUndefined();
   });
+
+  it("releases a snapshot's spooled file once it is replaced by other content or deleted", () => {
+    const released: string[] = [];
+    const store = new MemoryCatalogStore('olm', (file) => released.push(file));
+    const ref = { namespace: 'ns', name: 'c' };
+    store.set({ ...snapshot('ns', 'c', 'd1'), payloadFile: '/spool/d1' });
+    store.set({ ...snapshot('ns', 'c', 'd1'), priority: 5, payloadFile: '/spool/d1' });
+    expect(released).toEqual([]);
+    store.set({ ...snapshot('ns', 'c', 'd2'), payloadFile: '/spool/d2' });
+    expect(released).toEqual(['/spool/d1']);
+    store.delete(ref);
+    expect(released).toEqual(['/spool/d1', '/spool/d2']);
+  });
 });
