@@ -14,8 +14,15 @@ import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { runInWorkers, workerStarter } from '../util/workers.js';
 import { IgnoreMatcher, IndexIgnoreFile, joinRel } from './ignore.js';
 import { parseJsonStream } from './json-stream.js';
-import type { LoadAnswer, LoadRequest } from './load-worker.js';
-import { bufferSource, type Lifted, liftPayloads, type PayloadSource, restorePayloads } from './payloads.js';
+import type { FilePart, LoadAnswer, LoadRequest } from './load-worker.js';
+import {
+  bufferSource,
+  fileSource,
+  type Lifted,
+  liftPayloads,
+  type PayloadSource,
+  restorePayloads,
+} from './payloads.js';
 import { setOrigin } from './origin.js';
 
 const CATALOG_EXT = /\.(ya?ml|json)$/i;
@@ -81,7 +88,7 @@ async function parseInWorkers(
   workers: number,
 ): Promise<{ local: DeclarativeConfig; localProblems: Problem[] }[]> {
   const answers = await runInWorkers<LoadRequest, LoadAnswer>(
-    paths.map((file) => ({ file })),
+    paths.map((file) => ({ file, returnBytes: true })),
     workers,
     startLoadWorker!,
     (r) => `reading ${r.file}`,
@@ -90,14 +97,48 @@ async function parseInWorkers(
     const file = paths[i]!;
     const local = emptyConfig();
     const localProblems: Problem[] = [];
-    if (!a.parsed.ok) localProblems.push(a.parsed.problem);
+    const parsed = a.parts[0]!;
+    if (!parsed.ok) localProblems.push(parsed.problem);
     else {
-      const bytes = Buffer.from(a.bytes.buffer, a.bytes.byteOffset, a.bytes.byteLength);
-      restorePayloads(a.parsed.docs, a.parsed.lifted, bufferSource(bytes));
-      addParsedDocuments(local, a.parsed.docs, file, localProblems);
+      const bytes = Buffer.from(a.bytes!.buffer, a.bytes!.byteOffset, a.bytes!.byteLength);
+      restorePayloads(parsed.docs, parsed.lifted, bufferSource(bytes));
+      addParsedDocuments(local, parsed.docs, file, localProblems);
     }
     return { local, localProblems };
   });
+}
+
+/**
+ * Parses byte ranges of one file (a catalog spooled to disk by the manager) into `cfg`, with the
+ * payloads read back from the file when used. Where a worker thread can run, the parsing happens
+ * there: the file's bytes and the parser's garbage (several times the catalog's size) then leave
+ * with the worker instead of staying in this process's heap until some later collection.
+ */
+export async function parseFileParts(
+  file: string,
+  parts: FilePart[],
+  cfg: DeclarativeConfig,
+  problems: Problem[],
+): Promise<void> {
+  const source = fileSource(file);
+  if (startLoadWorker) {
+    const [answer] = await runInWorkers<LoadRequest, LoadAnswer>(
+      [{ file, parts, returnBytes: false }],
+      1,
+      startLoadWorker,
+      (r) => `reading ${r.file}`,
+    );
+    answer!.parts.forEach((parsed, i) => {
+      if (!parsed.ok) return problems.push(parsed.problem);
+      restorePayloads(parsed.docs, parsed.lifted, source, parts[i]!.base);
+      addParsedDocuments(cfg, parsed.docs, parts[i]!.name, problems);
+    });
+    return;
+  }
+  const bytes = await readFile(file);
+  for (const p of parts) {
+    addDocuments(cfg, bytes.subarray(p.base, p.base + p.length), p.name, problems, { source, base: p.base });
+  }
 }
 
 /**

@@ -3,7 +3,7 @@
  * fetched FBC text → a validated DeclarativeConfig with its digest, and the status a
  * CatalogSource should show for one sync outcome. No clients, no clock (times are passed in).
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { DeclarativeConfig } from '../apis/fbc.js';
 import { emptyConfig } from '../apis/fbc.js';
 import type { Condition } from '../apis/meta.js';
@@ -14,7 +14,6 @@ import {
   ConnectionState,
 } from '../apis/operators.js';
 import { addDocuments } from '../catalog/load.js';
-import type { PayloadSource } from '../catalog/payloads.js';
 import { validateCatalog } from '../catalog/validate.js';
 import { formatTime, setCondition } from '../kube/conditions.js';
 import { formatProblem, type Problem } from '../util/result.js';
@@ -64,12 +63,20 @@ export interface FetchedFile {
   text: string | Buffer;
 }
 
+/** A catalog's digest: each file, in order of name, as addToDigest adds it. */
 export function digestOf(files: readonly FetchedFile[]): string {
   const h = createHash('sha256');
   for (const f of [...files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    h.update(f.name).update('\0').update(f.text).update('\0');
+    addToDigest(h, f.name, [f.text]);
   }
   return `sha256:${h.digest('hex')}`;
+}
+
+/** One file's share of a catalog digest: its name, a NUL, its bytes, a NUL. */
+export function addToDigest(hash: Hash, name: string, chunks: Iterable<Uint8Array | string>): void {
+  hash.update(name).update('\0');
+  for (const c of chunks) hash.update(c);
+  hash.update('\0');
 }
 
 export type ParsedCatalog =
@@ -81,34 +88,29 @@ const maxProblemsShown = 5;
 
 /**
  * Parses and validates FBC documents (YAML or JSON streams, any split over files) as one catalog.
- * `where` names the source in messages, e.g. `ConfigMap olm/my-catalog`. With `payloads`, the
- * inline manifests of file `i` are read from `payloads.source` at `payloads.bases[i]` when used
- * (the spooled copy) instead of being kept with the documents.
+ * `where` names the source in messages, e.g. `ConfigMap olm/my-catalog`. (The controller parses
+ * spooled content instead, with parseFileParts, and checks it with checkCatalog.)
  */
-export function parseCatalogFiles(
-  files: readonly FetchedFile[],
-  where: string,
-  opts: { digest?: string; payloads?: { source: PayloadSource; bases: readonly number[] } } = {},
-): ParsedCatalog {
+export function parseCatalogFiles(files: readonly FetchedFile[], where: string): ParsedCatalog {
   const config = emptyConfig();
   const problems: Problem[] = [];
-  files.forEach((f, i) => {
-    const payloads = opts.payloads
-      ? { source: opts.payloads.source, base: opts.payloads.bases[i]! }
-      : undefined;
-    addDocuments(
-      config,
-      typeof f.text === 'string' ? Buffer.from(f.text) : f.text,
-      f.name,
-      problems,
-      payloads,
-    );
-  });
+  for (const f of files)
+    addDocuments(config, typeof f.text === 'string' ? Buffer.from(f.text) : f.text, f.name, problems);
+  return checkCatalog(config, problems, digestOf(files), where);
+}
+
+/** Validates parsed content; the message names at most a few of the problems and counts the rest. */
+export function checkCatalog(
+  config: DeclarativeConfig,
+  parseProblems: readonly Problem[],
+  digest: string,
+  where: string,
+): ParsedCatalog {
+  const problems = [...parseProblems];
   if (problems.length === 0) {
     const validation = validateCatalog(config);
     problems.push(...validation.errors);
-    if (problems.length === 0)
-      return { ok: true, config, digest: opts.digest ?? digestOf(files), warnings: validation.warnings };
+    if (problems.length === 0) return { ok: true, config, digest, warnings: validation.warnings };
   }
   const shown = problems.slice(0, maxProblemsShown).map(formatProblem).join('; ');
   const more = problems.length > maxProblemsShown ? ` (and ${problems.length - maxProblemsShown} more)` : '';

@@ -18,13 +18,15 @@ import {
   CatalogSourceConditionReason,
   catalogSourceHeartbeats,
   catalogSourceStatus,
-  digestOf,
-  type FetchedFile,
+  checkCatalog,
   type ParsedCatalog,
-  parseCatalogFiles,
   parseGoDuration,
   type SyncOutcome,
 } from './catalogsource-content.js';
+import { emptyConfig } from '../apis/fbc.js';
+import { parseFileParts } from '../catalog/load.js';
+import type { Problem } from '../util/result.js';
+import type { Spooled } from './catalog-spool.js';
 import type { CatalogRef, Controller, ControllerContext } from './context.js';
 
 /** A failing source is retried this often (or at its poll interval, if that is sooner). */
@@ -39,7 +41,7 @@ interface ConfigMap {
 }
 
 type Fetched =
-  | { ok: true; files: FetchedFile[]; where: string; address?: string; configMap?: ConfigMap }
+  | { ok: true; spooled: Spooled; where: string; address?: string; configMap?: ConfigMap }
   | { ok: false; reason: CatalogSourceConditionReason; message: string; address?: string };
 
 export const catalogSourceController: Controller = {
@@ -155,31 +157,35 @@ async function reconcileCatalogSource(
 }
 
 /**
- * Fetched files → a validated catalog. Content the store already holds (the same digest: most
- * polls) is not parsed again. New content is spooled to disk first, so the bundles' inline
- * manifests are read from there when installed rather than kept in memory.
+ * Spooled content → a validated catalog. Content the store already holds (the same digest: most
+ * polls) is not parsed again and its new copy is dropped. New content is parsed with its inline
+ * manifests left in the spooled file, to be read from there when a bundle is installed.
  */
 async function parseFetched(
   ctx: ControllerContext,
   ref: CatalogRef,
   fetched: Extract<Fetched, { ok: true }>,
 ): Promise<ParsedCatalog & { payloadFile?: string }> {
-  const digest = digestOf(fetched.files);
+  const { path, digest, parts } = fetched.spooled;
   const previous = ctx.catalogs.get(ref);
-  if (previous?.digest === digest) return { ok: true, config: previous.config, digest, warnings: [] };
-  const bytes = fetched.files.map((f) => (typeof f.text === 'string' ? Buffer.from(f.text) : f.text));
-  const files = fetched.files.map((f, i) => ({ name: f.name, text: bytes[i]! }));
-  const spooled = ctx.catalogSpool ? await ctx.catalogSpool.write(ref, digest, bytes) : undefined;
-  const parsed = parseCatalogFiles(files, fetched.where, {
-    digest,
-    ...(spooled ? { payloads: { source: spooled.source, bases: spooled.bases } } : {}),
-  });
-  if (!spooled) return parsed;
+  if (previous?.digest === digest) {
+    await ctx.catalogSpool.remove(path);
+    return { ok: true, config: previous.config, digest, warnings: [] };
+  }
+  const config = emptyConfig();
+  const problems: Problem[] = [];
+  try {
+    await parseFileParts(path, parts, config, problems);
+  } catch (err) {
+    await ctx.catalogSpool.remove(path);
+    throw err;
+  }
+  const parsed = checkCatalog(config, problems, digest, fetched.where);
   if (!parsed.ok) {
-    await ctx.catalogSpool!.remove(spooled.path);
+    await ctx.catalogSpool.remove(path);
     return parsed;
   }
-  return { ...parsed, payloadFile: spooled.path };
+  return { ...parsed, payloadFile: path };
 }
 
 /** `spec.updateStrategy.registryPoll.interval`, or OLM's default when it is missing or does not parse. */
@@ -201,12 +207,13 @@ function pollInterval(
 
 async function fetchCatalog(ctx: ControllerContext, cs: CatalogSource): Promise<Fetched> {
   const { namespace, name } = cs.metadata;
+  const ref: CatalogRef = { namespace: namespace ?? '', name: name ?? '' };
   switch (cs.spec.sourceType) {
     case SourceType.ConfigMap:
     case SourceType.Internal:
-      return fetchConfigMap(ctx, namespace ?? '', cs.spec.configMap);
+      return fetchConfigMap(ctx, ref, cs.spec.configMap);
     case SourceType.Http:
-      return fetchHttp(cs.spec.address);
+      return fetchHttp(ctx, ref, cs.spec.address);
     case SourceType.Grpc:
       return {
         ok: false,
@@ -229,9 +236,10 @@ const configMapResource = { group: '', version: 'v1', plural: 'configmaps', name
 
 async function fetchConfigMap(
   ctx: ControllerContext,
-  namespace: string,
+  ref: CatalogRef,
   name: string | undefined,
 ): Promise<Fetched> {
+  const { namespace } = ref;
   if (!name) {
     return {
       ok: false,
@@ -251,7 +259,10 @@ async function fetchConfigMap(
       : `${where}: ${formatApiError(apiError)}`;
     return { ok: false, reason: CatalogSourceConditionReason.ConfigMapError, message };
   }
-  const files = Object.entries(cm.data ?? {}).map(([key, text]) => ({ name: `${where} data.${key}`, text }));
+  const files = Object.entries(cm.data ?? {}).map(([key, text]) => ({
+    name: `${where} data.${key}`,
+    bytes: Buffer.from(text),
+  }));
   if (files.length === 0) {
     return {
       ok: false,
@@ -259,10 +270,14 @@ async function fetchConfigMap(
       message: `${where} has no data: put the catalog's FBC documents under any key`,
     };
   }
-  return { ok: true, files, where, configMap: cm };
+  return { ok: true, spooled: await ctx.catalogSpool.writeFiles(ref, files), where, configMap: cm };
 }
 
-async function fetchHttp(address: string | undefined): Promise<Fetched> {
+async function fetchHttp(
+  ctx: ControllerContext,
+  ref: CatalogRef,
+  address: string | undefined,
+): Promise<Fetched> {
   if (!address || !/^https?:\/\//.test(address)) {
     return {
       ok: false,
@@ -271,11 +286,11 @@ async function fetchHttp(address: string | undefined): Promise<Fetched> {
       address,
     };
   }
-  let body: Buffer;
+  let spooled: Spooled;
   try {
     const res = await fetch(address, { signal: AbortSignal.timeout(httpTimeoutMs) });
-    body = Buffer.from(await res.arrayBuffer());
     if (!res.ok) {
+      await res.body?.cancel();
       return {
         ok: false,
         reason: CatalogSourceConditionReason.RegistryServerError,
@@ -283,6 +298,7 @@ async function fetchHttp(address: string | undefined): Promise<Fetched> {
         address,
       };
     }
+    spooled = await ctx.catalogSpool.writeStream(ref, address, res.body ?? emptyBody());
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     const why = cause?.code ?? cause?.message ?? (err as Error).message;
@@ -293,5 +309,7 @@ async function fetchHttp(address: string | undefined): Promise<Fetched> {
       address,
     };
   }
-  return { ok: true, files: [{ name: address, text: body }], where: address, address };
+  return { ok: true, spooled, where: address, address };
 }
+
+async function* emptyBody(): AsyncIterable<Uint8Array> {}

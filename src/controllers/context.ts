@@ -147,8 +147,8 @@ export interface ControllerContext {
   clock: Clock;
   informers: Informers;
   catalogs: CatalogStore;
-  /** Where fetched catalog content is kept on disk; without it, content stays in memory. */
-  catalogSpool?: CatalogSpool;
+  /** Where fetched catalog content is kept on disk. */
+  catalogSpool: CatalogSpool;
   /** Catalogs in this namespace are visible from every namespace (OLM's global catalog namespace). */
   globalNamespace: string;
   metrics: Metrics;

@@ -1,43 +1,45 @@
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { emptyConfig } from '../../../src/apis/fbc.js';
+import { parseFileParts } from '../../../src/catalog/load.js';
 import { CatalogSpool } from '../../../src/controllers/catalog-spool.js';
-import { parseCatalogFiles } from '../../../src/controllers/catalogsource-content.js';
+import { digestOf } from '../../../src/controllers/catalogsource-content.js';
+import type { Problem } from '../../../src/util/result.js';
 
 const manifest = Buffer.from(JSON.stringify({ kind: 'ConfigMap', data: { x: 'y'.repeat(400) } })).toString(
   'base64',
 );
-const files = [
-  {
-    name: 'a.yaml',
-    text: Buffer.from(
-      'schema: olm.package\nname: p\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: p\nname: stable\nentries:\n- name: p.v1.0.0\n',
-    ),
-  },
-  {
-    name: 'b.yaml',
-    text: Buffer.from(
-      `schema: olm.bundle\nname: p.v1.0.0\npackage: p\nimage: ""\nproperties:\n- type: olm.package\n  value:\n    packageName: p\n    version: 1.0.0\n- type: olm.bundle.object\n  value:\n    data: ${manifest}\n`,
-    ),
-  },
-];
+const pkg = Buffer.from(
+  'schema: olm.package\nname: p\ndefaultChannel: stable\n---\nschema: olm.channel\npackage: p\nname: stable\nentries:\n- name: p.v1.0.0\n',
+);
+const bundle = Buffer.from(
+  `schema: olm.bundle\nname: p.v1.0.0\npackage: p\nimage: ""\nproperties:\n- type: olm.package\n  value:\n    packageName: p\n    version: 1.0.0\n- type: olm.bundle.object\n  value:\n    data: ${manifest}\n`,
+);
+const ref = { namespace: 'ns', name: 'c' };
 
 describe('CatalogSpool', () => {
-  it('keeps inline manifests on disk, read from the spooled file when used', async () => {
+  it('keeps files on disk; their inline manifests are read from there when used', async () => {
     const spool = await CatalogSpool.open();
     try {
-      const ref = { namespace: 'ns', name: 'c' };
-      const spooled = await spool.write(
-        ref,
-        'sha256:0123456789abcdef0123',
-        files.map((f) => f.text),
-      );
-      expect(spooled.bases).toEqual([0, files[0]!.text.length]);
-      const parsed = parseCatalogFiles(files, 'test', {
-        payloads: { source: spooled.source, bases: spooled.bases },
-      });
-      if (!parsed.ok) throw new Error(parsed.message);
-      const value = parsed.config.bundles[0]!.properties[1]!.value as { data: string };
+      // Written in order of name, whatever the order given.
+      const files = [
+        { name: 'b.yaml', bytes: bundle },
+        { name: 'a.yaml', bytes: pkg },
+      ];
+      const spooled = await spool.writeFiles(ref, files);
+      expect(spooled.parts).toEqual([
+        { name: 'a.yaml', base: 0, length: pkg.length },
+        { name: 'b.yaml', base: pkg.length, length: bundle.length },
+      ]);
+      expect(spooled.digest).toBe(digestOf(files.map((f) => ({ name: f.name, text: f.bytes }))));
+      const cfg = emptyConfig();
+      const problems: Problem[] = [];
+      await parseFileParts(spooled.path, spooled.parts, cfg, problems);
+      expect(problems).toEqual([]);
+      expect(cfg.packages.map((p) => p.name)).toEqual(['p']);
+      const value = cfg.bundles[0]!.properties[1]!.value as { data: string };
       expect(Object.getOwnPropertyDescriptor(value, 'data')?.get).toBeTypeOf('function');
       expect(value.data).toBe(manifest);
       await spool.remove(spooled.path);
@@ -48,5 +50,37 @@ describe('CatalogSpool', () => {
       await spool.close();
     }
     expect(existsSync(spool.dir)).toBe(false);
+  });
+
+  it('streams a body to disk with the digest of the same bytes given whole', async () => {
+    const spool = await CatalogSpool.open();
+    try {
+      const whole = Buffer.concat([pkg, Buffer.from('---\n'), bundle]);
+      const chunks = [whole.subarray(0, 100), whole.subarray(100, 250), whole.subarray(250)];
+      const spooled = await spool.writeStream(ref, 'http://catalog', Readable.from(chunks));
+      expect(spooled.digest).toBe(digestOf([{ name: 'http://catalog', text: whole }]));
+      expect(spooled.parts).toEqual([{ name: 'http://catalog', base: 0, length: whole.length }]);
+      const cfg = emptyConfig();
+      const problems: Problem[] = [];
+      await parseFileParts(spooled.path, spooled.parts, cfg, problems);
+      expect(problems).toEqual([]);
+      expect((cfg.bundles[0]!.properties[1]!.value as { data: string }).data).toBe(manifest);
+    } finally {
+      await spool.close();
+    }
+  });
+
+  it('removes a half-written file when the body fails', async () => {
+    const spool = await CatalogSpool.open();
+    try {
+      async function* failing() {
+        yield pkg;
+        throw new Error('connection reset');
+      }
+      await expect(spool.writeStream(ref, 'http://catalog', failing())).rejects.toThrow('connection reset');
+      expect(await readdir(spool.dir)).toEqual([]);
+    } finally {
+      await spool.close();
+    }
   });
 });
