@@ -13,6 +13,7 @@ import { objectPath } from '../kube/client.js';
 import { splitKey } from '../kube/cache.js';
 import { formatTime, statusChanged } from '../kube/conditions.js';
 import { formatApiError, isNotFound, parseApiError } from '../kube/errors.js';
+import { Builtin } from '../kube/resources.js';
 import type { ReconcileResult } from '../kube/workqueue.js';
 import {
   CatalogSourceConditionReason,
@@ -232,8 +233,6 @@ async function fetchCatalog(ctx: ControllerContext, cs: CatalogSource): Promise<
   }
 }
 
-const configMapResource = { group: '', version: 'v1', plural: 'configmaps', namespaced: true };
-
 async function fetchConfigMap(
   ctx: ControllerContext,
   ref: CatalogRef,
@@ -250,7 +249,7 @@ async function fetchConfigMap(
   const where = `ConfigMap ${namespace}/${name}`;
   let cm: ConfigMap;
   try {
-    cm = await ctx.client.request<ConfigMap>({ path: objectPath(configMapResource, name, namespace) });
+    cm = await ctx.client.request<ConfigMap>({ path: objectPath(Builtin.ConfigMap, name, namespace) });
   } catch (err) {
     const apiError = parseApiError(err);
     if (!apiError) throw err;

@@ -29,6 +29,7 @@ import { isNotFound } from '../kube/errors.js';
 import { EventRecorder } from '../kube/events.js';
 import { createInformer, type Informer } from '../kube/informer.js';
 import { type Outcome, WorkQueue } from '../kube/workqueue.js';
+import { Builtin } from '../kube/resources.js';
 import { startHttpServer, type RunningServer } from '../server/http.js';
 import { createMetrics } from '../server/metrics.js';
 import { UserError } from '../util/errors.js';
@@ -61,28 +62,6 @@ export const controllers: readonly Controller[] = [
   operatorGroupController,
   operatorConditionController,
 ];
-
-const DeploymentResource: ResourceType = {
-  group: 'apps',
-  version: 'v1',
-  kind: 'Deployment',
-  plural: 'deployments',
-  namespaced: true,
-};
-const CrdResource: ResourceType = {
-  group: 'apiextensions.k8s.io',
-  version: 'v1',
-  kind: 'CustomResourceDefinition',
-  plural: 'customresourcedefinitions',
-  namespaced: false,
-};
-const NamespaceResource: ResourceType = {
-  group: '',
-  version: 'v1',
-  kind: 'Namespace',
-  plural: 'namespaces',
-  namespaced: false,
-};
 
 const crdDir = new URL('../../deploy/crds/', import.meta.url);
 
@@ -161,9 +140,9 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
       csvs: informer<ClusterServiceVersion>(Resources.ClusterServiceVersion),
       operatorGroups: informer<OperatorGroup>(Resources.OperatorGroup),
       operatorConditions: informer<OperatorCondition>(Resources.OperatorCondition),
-      deployments: informer<Deployment>(DeploymentResource, `${Label.Managed}=true`),
-      crds: informer<CustomResourceDefinition>(CrdResource),
-      namespaces: informer<Namespace>(NamespaceResource),
+      deployments: informer<Deployment>(Builtin.Deployment, `${Label.Managed}=true`),
+      crds: informer<CustomResourceDefinition>(Builtin.CustomResourceDefinition),
+      namespaces: informer<Namespace>(Builtin.Namespace),
     };
     const all = Object.values(informers) as Informer<KubeObject>[];
     stopping.push(() => Promise.all(all.map((i) => i.stop())).then(() => undefined));

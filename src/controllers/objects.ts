@@ -7,35 +7,16 @@ import type { KubeObject } from '../apis/meta.js';
 import type { KubeClient } from '../kube/client.js';
 import { collectionPath } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
+import { Builtin } from '../kube/resources.js';
 
 export const Rbac = {
-  ClusterRole: {
-    group: 'rbac.authorization.k8s.io',
-    version: 'v1',
-    plural: 'clusterroles',
-    namespaced: false,
-  },
-  ClusterRoleBinding: {
-    group: 'rbac.authorization.k8s.io',
-    version: 'v1',
-    plural: 'clusterrolebindings',
-    namespaced: false,
-  },
-  Role: { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'roles', namespaced: true },
-  RoleBinding: {
-    group: 'rbac.authorization.k8s.io',
-    version: 'v1',
-    plural: 'rolebindings',
-    namespaced: true,
-  },
+  ClusterRole: Builtin.ClusterRole,
+  ClusterRoleBinding: Builtin.ClusterRoleBinding,
+  Role: Builtin.Role,
+  RoleBinding: Builtin.RoleBinding,
 } as const;
 
-export const ServiceAccounts = {
-  group: '',
-  version: 'v1',
-  plural: 'serviceaccounts',
-  namespaced: true,
-} as const;
+export const ServiceAccounts = Builtin.ServiceAccount;
 
 type Resource = { group: string; version: string; plural: string; namespaced: boolean };
 

@@ -7,17 +7,13 @@ import type { Applier } from './apply.js';
 import type { KubeClient } from './client.js';
 import { type Clock, sleep, systemClock } from './clock.js';
 import { isNotFound } from './errors.js';
+import { Builtin } from './resources.js';
 
 interface CrdStatus {
   status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
 }
 
-const crdResource = {
-  group: 'apiextensions.k8s.io',
-  version: 'v1',
-  plural: 'customresourcedefinitions',
-  namespaced: false,
-};
+const crdResource = Builtin.CustomResourceDefinition;
 
 /** Whether the API server has accepted the CRD's names and serves it. */
 export function isEstablished(crd: CrdStatus): boolean {

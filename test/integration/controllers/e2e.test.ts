@@ -3,7 +3,7 @@
  * Deployment, for the install harness's test operator (inline manifests in its FBC bundles).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ResourceType } from '../../../src/apis/meta.js';
+import { Builtin } from '../../../src/kube/resources.js';
 import type { ClusterServiceVersion, InstallPlan, Subscription } from '../../../src/apis/operators.js';
 import type { Deployment } from '../../../src/controllers/context.js';
 import type { RunningManager } from '../../../src/controllers/manager.js';
@@ -21,13 +21,7 @@ import {
   subscription,
 } from './support.js';
 
-const DeploymentResource: ResourceType = {
-  group: 'apps',
-  version: 'v1',
-  kind: 'Deployment',
-  plural: 'deployments',
-  namespaced: true,
-};
+const DeploymentResource = Builtin.Deployment;
 
 let manager: RunningManager;
 beforeAll(async () => {

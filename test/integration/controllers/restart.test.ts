@@ -16,6 +16,7 @@
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { KubeObject, ResourceType } from '../../../src/apis/meta.js';
+import { Builtin } from '../../../src/kube/resources.js';
 import {
   type CatalogSource,
   type ClusterServiceVersion,
@@ -204,38 +205,13 @@ function catalogJson(ns: string): string {
 
 // ---- kinds listed for the end state ----
 
-const rbac = (kind: string, plural: string, namespaced: boolean): ResourceType => ({
-  group: 'rbac.authorization.k8s.io',
-  version: 'v1',
-  kind,
-  plural,
-  namespaced,
-});
-const RoleResource = rbac('Role', 'roles', true);
-const RoleBindingResource = rbac('RoleBinding', 'rolebindings', true);
-const ClusterRoleResource = rbac('ClusterRole', 'clusterroles', false);
-const ClusterRoleBindingResource = rbac('ClusterRoleBinding', 'clusterrolebindings', false);
-const ServiceAccountResource: ResourceType = {
-  group: '',
-  version: 'v1',
-  kind: 'ServiceAccount',
-  plural: 'serviceaccounts',
-  namespaced: true,
-};
-const DeploymentResource: ResourceType = {
-  group: 'apps',
-  version: 'v1',
-  kind: 'Deployment',
-  plural: 'deployments',
-  namespaced: true,
-};
-const CrdResource: ResourceType = {
-  group: 'apiextensions.k8s.io',
-  version: 'v1',
-  kind: 'CustomResourceDefinition',
-  plural: 'customresourcedefinitions',
-  namespaced: false,
-};
+const RoleResource = Builtin.Role;
+const RoleBindingResource = Builtin.RoleBinding;
+const ClusterRoleResource = Builtin.ClusterRole;
+const ClusterRoleBindingResource = Builtin.ClusterRoleBinding;
+const ServiceAccountResource = Builtin.ServiceAccount;
+const DeploymentResource = Builtin.Deployment;
+const CrdResource = Builtin.CustomResourceDefinition;
 
 async function listCluster<T extends KubeObject>(
   resource: ResourceType,

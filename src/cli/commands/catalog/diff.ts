@@ -3,7 +3,6 @@ import { formatProblem } from '../../../util/result.js';
 import { bool, type Command } from '../../command.js';
 import { renderInput } from './inputs.js';
 import { argPath, displayProblem, OutputMode, outputMode, outputOption, plural } from './report.js';
-import { parseWorkers } from './shared.js';
 
 export const diffCommand: Command = {
   name: 'diff',
@@ -20,9 +19,7 @@ export const diffCommand: Command = {
   },
   run: async ({ values, positionals, ctx }) => {
     const mode = outputMode(values);
-    const [oldIn, newIn] = await Promise.all(
-      positionals.map((p) => renderInput(argPath(ctx, p), { workers: parseWorkers() })),
-    );
+    const [oldIn, newIn] = await Promise.all(positionals.map((p) => renderInput(argPath(ctx, p))));
     const errors = [...oldIn!.errors, ...newIn!.errors];
     if (errors.length) {
       for (const e of errors) ctx.stderr.write(`error: ${formatProblem(displayProblem(ctx, e))}\n`);

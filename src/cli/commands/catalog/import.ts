@@ -19,7 +19,7 @@ import {
   plural,
   progressLine,
 } from './report.js';
-import { parseWorkers, parseFormat } from './shared.js';
+import { importWorkers, parseFormat } from './shared.js';
 
 export const importCommand: Command = {
   name: 'import',
@@ -129,7 +129,7 @@ async function importSource(
       results: [result],
     };
   }
-  return importOperatorsDir(source, { ...opts, workers: parseWorkers() });
+  return importOperatorsDir(source, { ...opts, workers: importWorkers() });
 }
 
 async function isSinglePackage(dir: string): Promise<boolean> {
@@ -146,7 +146,7 @@ async function isSinglePackage(dir: string): Promise<boolean> {
 
 async function loadExisting(root: string, errors: Problem[]): Promise<DeclarativeConfig> {
   if (!(await stat(root).catch(() => undefined))) return emptyConfig();
-  const loaded = await loadCatalog(root, { workers: parseWorkers() });
+  const loaded = await loadCatalog(root);
   if (!loaded.ok) {
     errors.push(...loaded.errors);
     return emptyConfig();

@@ -101,7 +101,7 @@ export async function renderInput(
       return { config: r.config, errors: r.errors, warnings: r.warnings };
     }
     case InputKind.CatalogDir: {
-      const loaded = await loadCatalog(path, opts.workers ? { workers: opts.workers } : {});
+      const loaded = await loadCatalog(path);
       return loaded.ok
         ? { config: loaded.value, errors, warnings }
         : { config, errors: loaded.errors, warnings };

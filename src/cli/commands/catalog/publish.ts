@@ -23,7 +23,7 @@ import {
   outputOption,
   type Report,
 } from './report.js';
-import { imageTemplateOption, parseFormat, parseWorkers } from './shared.js';
+import { imageTemplateOption, parseFormat } from './shared.js';
 
 export const publishCommand: Command = {
   name: 'publish',
@@ -162,7 +162,7 @@ async function loadOrEmpty(
   if (!st) return { ok: true, value: emptyConfig() };
   if (!st.isDirectory())
     return { ok: false, errors: [{ file: root, message: 'the catalog must be a directory' }] };
-  return loadCatalog(root, { workers: parseWorkers() });
+  return loadCatalog(root);
 }
 
 async function exists(path: string): Promise<boolean> {

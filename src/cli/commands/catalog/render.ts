@@ -3,7 +3,7 @@ import { formatProblem } from '../../../util/result.js';
 import { type Command, str } from '../../command.js';
 import { renderInputs } from './inputs.js';
 import { argPath, displayProblem } from './report.js';
-import { formatOption, imageTemplateOption, parseWorkers, parseFormat } from './shared.js';
+import { formatOption, imageTemplateOption, importWorkers, parseFormat } from './shared.js';
 
 export const renderCommand: Command = {
   name: 'render',
@@ -21,7 +21,7 @@ export const renderCommand: Command = {
     const template = str(values, 'image-ref-template');
     const r = await renderInputs(
       positionals.map((p) => argPath(ctx, p)),
-      { ...(template ? { imageRefTemplate: template } : {}), workers: parseWorkers() },
+      { ...(template ? { imageRefTemplate: template } : {}), workers: importWorkers() },
     );
     for (const w of r.warnings) ctx.stderr.write(`warning: ${formatProblem(displayProblem(ctx, w))}\n`);
     for (const e of r.errors) ctx.stderr.write(`error: ${formatProblem(displayProblem(ctx, e))}\n`);

@@ -26,7 +26,7 @@ export const imageTemplateOption: Record<'image-ref-template', OptionSpec> = {
   },
 };
 
-/** Worker threads for parsing large imports and catalogs: the cores there are, at most four. */
-export function parseWorkers(): number {
+/** Worker threads for large imports: the cores there are, at most four. */
+export function importWorkers(): number {
   return Math.min(availableParallelism(), 4);
 }
