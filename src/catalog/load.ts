@@ -60,10 +60,13 @@ export async function loadCatalog(dir: string): Promise<Result<DeclarativeConfig
 
 const startLoadWorker = workerStarter(import.meta.url, 'load-worker');
 
+/** Smaller content is parsed in this thread: a worker's start costs more than its garbage. */
+const WORKER_THRESHOLD_BYTES = 4 * 2 ** 20;
+
 /**
  * Parses byte ranges of one file (a catalog spooled to disk by the manager) into `cfg`, with the
- * payloads read back from the file when used. Where a worker thread can run, the parsing happens
- * there: the file's bytes and the parser's garbage (several times the catalog's size) then leave
+ * payloads read back from the file when used. Where a worker thread can run and the content is
+ * large, the parsing happens there: the file's bytes and the parser's garbage (several times the catalog's size) then leave
  * with the worker instead of staying in this process's heap until some later collection.
  */
 export async function parseFileParts(
@@ -73,9 +76,10 @@ export async function parseFileParts(
   problems: Problem[],
 ): Promise<void> {
   const source = fileSource(file);
-  if (startLoadWorker) {
+  const size = parts.reduce((n, p) => n + p.length, 0);
+  if (startLoadWorker && size >= WORKER_THRESHOLD_BYTES) {
     const [answer] = await runInWorkers<LoadRequest, LoadAnswer>(
-      [{ file, parts, returnBytes: false }],
+      [{ file, parts }],
       1,
       startLoadWorker,
       (r) => `reading ${r.file}`,

@@ -175,18 +175,15 @@ async function parseFetched(
   }
   const config = emptyConfig();
   const problems: Problem[] = [];
+  let parsed: ParsedCatalog | undefined;
   try {
     await parseFileParts(path, parts, config, problems);
-  } catch (err) {
-    await ctx.catalogSpool.remove(path);
-    throw err;
+    parsed = checkCatalog(config, problems, digest, fetched.where);
+    return parsed.ok ? { ...parsed, payloadFile: path } : parsed;
+  } finally {
+    // Only valid content is kept: its snapshot's payloads are read from the file.
+    if (!parsed?.ok) await ctx.catalogSpool.remove(path);
   }
-  const parsed = checkCatalog(config, problems, digest, fetched.where);
-  if (!parsed.ok) {
-    await ctx.catalogSpool.remove(path);
-    return parsed;
-  }
-  return { ...parsed, payloadFile: path };
 }
 
 /** `spec.updateStrategy.registryPoll.interval`, or OLM's default when it is missing or does not parse. */

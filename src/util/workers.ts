@@ -78,12 +78,12 @@ export async function runInWorkers<Q extends object, R extends object>(
 /** The worker side: answers each request with `handle`'s result, or with the error it threw. */
 export function serveRequests<Q, R extends object>(
   port: import('node:worker_threads').MessagePort,
-  handle: (request: Q & { id: number }) => Promise<{ answer: R; transfer?: ArrayBuffer[] }>,
+  handle: (request: Q & { id: number }) => Promise<{ answer: R }>,
 ): void {
   port.on('message', async (request: Q & { id: number }) => {
     try {
-      const { answer, transfer } = await handle(request);
-      port.postMessage({ ...answer, id: request.id }, transfer ?? []);
+      const { answer } = await handle(request);
+      port.postMessage({ ...answer, id: request.id });
     } catch (err) {
       port.postMessage({
         id: request.id,
