@@ -30,7 +30,8 @@ function sortedCopy(v: unknown): unknown {
   const obj = v as Record<string, unknown>;
   // Go sorts map keys by bytes; for the ASCII keys of manifests that is plain code-unit order.
   const keys = Object.keys(obj).sort();
-  const out: Record<string, unknown> = {};
+  // No prototype, so a `__proto__` key from a manifest stays a key.
+  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const k of keys) out[k] = sortedCopy(obj[k]);
   return out;
 }

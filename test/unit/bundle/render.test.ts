@@ -142,4 +142,8 @@ describe('goJson writes what Go’s encoding/json writes', () => {
   ])('%j', (value, json) => {
     expect(goJson(value)).toBe(json);
   });
+
+  it('keeps a key named __proto__ as a key', () => {
+    expect(goJson(JSON.parse('{"b":{"__proto__":1,"a":2}}'))).toBe('{"b":{"__proto__":1,"a":2}}');
+  });
 });

@@ -32,6 +32,11 @@ describe('stableStringify', () => {
     );
   });
 
+  it('keeps a key named __proto__ as a key', () => {
+    const v = JSON.parse('{"a":{"__proto__":"x","b":1}}') as unknown;
+    expect(stableStringify(v)).toBe('{"a":{"__proto__":"x","b":1}}');
+  });
+
   it('leaves out undefined fields as JSON does', () => {
     expect(stableStringify({ b: 1, a: undefined, c: [undefined] })).toBe('{"b":1,"c":[null]}');
   });
