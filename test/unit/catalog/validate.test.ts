@@ -216,6 +216,11 @@ describe('package icons', () => {
     ['PHN2 Zy8+', false],
     ['PHN2Zy8', false],
     ['PHN2*y8+', false],
+    ['PHN2Zy==', true],
+    ['PHN2\r\nZy==\n', true],
+    ['PHN2Z===', false],
+    ['PH=2Zy8+', false],
+    ['PHN2Zy8é', false],
   ])('%j is base64 opm can read: %s', (data, ok) => {
     const cfg = valid();
     cfg.packages[0]!.icon = { base64data: data, mediatype: 'image/svg+xml' };
