@@ -124,6 +124,9 @@ function orNever(index: number): number {
 class Reader {
   private depth = 0;
   private next = 0;
+  /** Set by skipBreaks. */
+  private breaks = 0;
+  private lineIndent = 0;
   /** The first tab at or after `searchedFrom`, and the first `#` after it (Infinity: none; -1: not searched). */
   private tab = -1;
   private hash = -1;
@@ -225,22 +228,138 @@ class Reader {
   }
 
   /**
-   * After a plain scalar that ended its line (the next line starts at `p`): the next line that is
-   * not blank, comment or not, must not be indented deeper than `indent`, where js-yaml would read
-   * it as the scalar's continuation or reject it. Sets `next`.
+   * After a plain scalar that ended its line (the next line starts at `p`): whether it goes on in
+   * the lines below, as it does when the next line that is not blank (comment or not) is indented
+   * deeper than its collection at `indent`. When it does not, `next` is set.
    */
-  private afterInline(p: number, indent: number): void {
+  private continues(p: number, indent: number): boolean {
     const s = this.s;
     for (let q = p; q < s.length;) {
       let i = q;
       while (s.charCodeAt(i) === SPACE) i++;
       if (s.charCodeAt(i) !== LF) {
-        if (i - q > indent) bail();
+        if (i - q > indent) return true;
         break;
       }
       q = i + 1;
     }
     this.next = this.skipToContent(p);
+    return false;
+  }
+
+  /**
+   * From a line break at `p`, js-yaml's skipping of blanks and line breaks (tabs count as blanks,
+   * comments do not): sets `breaks` and `lineIndent` (spaces at the start of the last line) and
+   * returns where the skipping stopped.
+   */
+  private skipBreaks(p: number): number {
+    const s = this.s;
+    this.breaks = 0;
+    for (;;) {
+      let c = s.charCodeAt(p);
+      while (c === SPACE || c === TAB) c = s.charCodeAt(++p);
+      if (c !== LF) return p;
+      p++;
+      this.breaks++;
+      this.lineIndent = 0;
+      while (s.charCodeAt(p) === SPACE) {
+        this.lineIndent++;
+        p++;
+      }
+    }
+  }
+
+  /** What js-yaml puts where a scalar goes on to the next line after `breaks` line breaks. */
+  private static fold(breaks: number): string {
+    return breaks === 1 ? ' ' : '\n'.repeat(breaks - 1);
+  }
+
+  /**
+   * A plain scalar from `start` that goes on past its first line (in a collection at `indent`),
+   * read as js-yaml reads it: lines folded into one, up to a comment, a less indented line or the
+   * end. A `: ` on the way (a mapping where it cannot be) is left to js-yaml. Sets `next`.
+   */
+  private plainLines(start: number, indent: number): string {
+    const s = this.s;
+    let out = '';
+    let from = start;
+    let to = start;
+    let p = start;
+    for (;;) {
+      const c = s.charCodeAt(p);
+      if (p >= s.length) break;
+      if (c === COLON) {
+        const after = s.charCodeAt(p + 1);
+        if (after === SPACE || after === TAB || after === LF) bail();
+      } else if (c === HASH && (s.charCodeAt(p - 1) === SPACE || s.charCodeAt(p - 1) === TAB)) {
+        // A comment ends the scalar; its line is skipped.
+        this.next = this.skipToContent(s.indexOf('\n', p) + 1);
+        return out + s.slice(from, to);
+      } else if (c === LF) {
+        const q = this.skipBreaks(p);
+        if (q >= s.length || this.lineIndent <= indent) break;
+        if (s.charCodeAt(q) === HASH) {
+          // js-yaml ends the scalar here, without the break.
+          this.next = this.skipToContent(s.indexOf('\n', q) + 1);
+          return out + s.slice(from, to);
+        }
+        out += s.slice(from, to) + Reader.fold(this.breaks);
+        from = to = p = q;
+        continue;
+      }
+      if (c !== SPACE && c !== TAB) to = p + 1;
+      p++;
+    }
+    this.next = this.skipToContent(s.indexOf('\n', to) + 1);
+    return out + s.slice(from, to);
+  }
+
+  /**
+   * A quoted scalar at `at` that goes on past its line, read as js-yaml reads it: each line's
+   * trailing blanks and the next one's leading blanks folded away, escapes (in double quotes) as
+   * on one line, and `\` before a line break joining the lines. Sets `next` past the closing quote.
+   */
+  private quotedLines(at: number): string {
+    const s = this.s;
+    const double = s.charCodeAt(at) === DQUOTE;
+    let out = '';
+    let from = at + 1;
+    let to = from;
+    for (let p = from; ;) {
+      const c = s.charCodeAt(p);
+      if (p >= s.length) bail(); // not closed
+      if (double ? c === DQUOTE : c === SQUOTE) {
+        if (!double && s.charCodeAt(p + 1) === SQUOTE) {
+          out += s.slice(from, p + 1);
+          from = to = p += 2;
+          continue;
+        }
+        this.next = p + 1;
+        return out + s.slice(from, p);
+      }
+      if (double && c === BACKSLASH) {
+        out += s.slice(from, p);
+        if (s.charCodeAt(p + 1) === LF) {
+          p = this.skipBreaks(p + 1);
+        } else {
+          out += this.escape(p);
+          p = this.next;
+        }
+        from = to = p;
+        continue;
+      }
+      if (c === LF) {
+        out += s.slice(from, to);
+        p = this.skipBreaks(p);
+        // js-yaml refuses a document marker (`---` or `...` then a blank) at a line's start here.
+        if (this.lineIndent === 0 && (s.startsWith('---', p) || s.startsWith('...', p))) bail();
+        out += Reader.fold(this.breaks);
+        from = to = p;
+        continue;
+      }
+      p++;
+      if (c !== SPACE && c !== TAB) to = p;
+    }
   }
 
   /** A mapping or sequence at the content line `p` with indentation `indent`. */
@@ -310,7 +429,7 @@ class Reader {
     const s = this.s;
     const c = s.charCodeAt(at);
     if (c === SQUOTE || c === DQUOTE) {
-      const key = c === SQUOTE ? this.singleQuoted(at) : this.doubleQuoted(at);
+      const key = (c === SQUOTE ? this.singleQuoted(at) : this.doubleQuoted(at)) ?? bail();
       let i = this.next;
       while (s.charCodeAt(i) === SPACE) i++;
       const after = s.charCodeAt(i + 1);
@@ -364,8 +483,14 @@ class Reader {
     }
     if (c === PIPE) return this.literal(i, indent);
     if (c === SQUOTE || c === DQUOTE) {
-      const text = c === SQUOTE ? this.singleQuoted(i) : this.doubleQuoted(i);
+      const oneLine = c === SQUOTE ? this.singleQuoted(i) : this.doubleQuoted(i);
+      const text = oneLine ?? this.quotedLines(i);
       const end = this.next;
+      if (oneLine === undefined) {
+        // A key cannot span lines: what follows must end the line.
+        this.next = this.skipToContent(this.endOfLine(end) + 1);
+        return text;
+      }
       if (inSequence && this.colonFollows(end)) return this.compactMapping(i, indent);
       this.next = this.skipToContent(this.endOfLine(end) + 1);
       return text;
@@ -398,8 +523,8 @@ class Reader {
     const text = s.slice(i, end);
     // A plain scalar that runs to the line's end may go on in the lines below; one cut short by a
     // comment may not.
-    if (comment === -1) this.afterInline(eol + 1, indent);
-    else this.next = this.skipToContent(eol + 1);
+    if (comment !== -1) this.next = this.skipToContent(eol + 1);
+    else if (this.continues(eol + 1, indent)) return resolvePlain(this.plainLines(i, indent));
     return MAY_RESOLVE[c] === 1 ? resolvePlain(text) : text;
   }
 
@@ -421,14 +546,17 @@ class Reader {
     return s.charCodeAt(p) === COLON && (after === SPACE || after === LF);
   }
 
-  /** `'...'` on one line, `''` standing for `'`; `next` is set to the position after it. */
-  private singleQuoted(at: number): string {
+  /**
+   * `'...'` closed on its line, `''` standing for `'`; `next` is set to the position after it.
+   * Undefined when it goes on to the next line.
+   */
+  private singleQuoted(at: number): string | undefined {
     const s = this.s;
     const eol = s.indexOf('\n', at);
     let out = '';
     for (let i = at + 1; ;) {
       const q = s.indexOf("'", i);
-      if (q === -1 || q > eol) bail();
+      if (q === -1 || q > eol) return undefined;
       if (s.charCodeAt(q + 1) === SQUOTE) {
         out += s.slice(i, q + 1);
         i = q + 2;
@@ -439,38 +567,51 @@ class Reader {
     }
   }
 
-  /** `"..."` on one line, its escapes read as js-yaml reads them; `next` is set to the position after it. */
-  private doubleQuoted(at: number): string {
+  /**
+   * `"..."` closed on its line, its escapes read as js-yaml reads them; `next` is set to the
+   * position after it. Undefined when it goes on to the next line.
+   */
+  private doubleQuoted(at: number): string | undefined {
     const s = this.s;
     let out = '';
     let from = at + 1;
     for (let i = from; ; i++) {
       const c = s.charCodeAt(i);
-      if (c === LF) bail(); // folded onto the next line
+      if (c === LF || i >= s.length) return undefined;
       if (c === DQUOTE) {
         this.next = i + 1;
         return out + s.slice(from, i);
       }
       if (c !== BACKSLASH) continue;
       out += s.slice(from, i);
-      const e = s.charCodeAt(++i);
-      const simple = e < 128 ? SIMPLE_ESCAPES[e] : undefined;
-      if (simple !== undefined) out += simple;
-      else {
-        const digits = e === 0x78 ? 2 : e === 0x75 ? 4 : e === 0x55 ? 8 : bail(); // x, u, U
-        let code = 0;
-        for (let k = 0; k < digits; k++) {
-          const h = parseInt(s[++i] ?? '', 16);
-          if (Number.isNaN(h)) bail();
-          code = (code << 4) + h; // as js-yaml computes it, overflow included
-        }
-        out +=
-          code <= 0xffff
-            ? String.fromCharCode(code)
-            : String.fromCharCode(((code - 0x10000) >> 10) + 0xd800, ((code - 0x10000) & 0x3ff) + 0xdc00);
-      }
-      from = i + 1;
+      if (s.charCodeAt(i + 1) === LF) return undefined;
+      out += this.escape(i);
+      i = this.next - 1;
+      from = this.next;
     }
+  }
+
+  /** The escape at `at` (a backslash) in a double-quoted scalar; `next` is set past it. */
+  private escape(at: number): string {
+    const s = this.s;
+    let i = at + 1;
+    const e = s.charCodeAt(i);
+    const simple = e < 128 ? SIMPLE_ESCAPES[e] : undefined;
+    if (simple !== undefined) {
+      this.next = i + 1;
+      return simple;
+    }
+    const digits = e === 0x78 ? 2 : e === 0x75 ? 4 : e === 0x55 ? 8 : bail(); // x, u, U
+    let code = 0;
+    for (let k = 0; k < digits; k++) {
+      const h = parseInt(s[++i] ?? '', 16);
+      if (Number.isNaN(h)) bail();
+      code = (code << 4) + h; // as js-yaml computes it, overflow included
+    }
+    this.next = i + 1;
+    return code <= 0xffff
+      ? String.fromCharCode(code)
+      : String.fromCharCode(((code - 0x10000) >> 10) + 0xd800, ((code - 0x10000) & 0x3ff) + 0xdc00);
   }
 
   /**

@@ -79,6 +79,14 @@ describe('readBlockYaml', () => {
     ['a tab inside quotes', 'a: \'x\ty\'\nb: "x\ty"\n'],
     ['a comment after a block header', 'a: | # note\n  x\n'],
     ['keys with spaces before the colon', 'a  : 1\n"b" : 2\n'],
+    ['plain scalars over several lines', 'a: x\n  y  \n\n   z\nb:\n- p\n  q\n-   r: s\n      t\nc: 1\n'],
+    ['a plain scalar ended by a comment line', 'a: x\n  y\n  # c\nb: z\n    # d\nc: 1\n'],
+    ['a plain scalar over lines with tabs', 'a: x\n  \ty\t\n \t\n  z\n'],
+    [
+      'quoted scalars over several lines',
+      `a: 'x  \n  y '' z\n\n  w'\nb: "p \\\n   q\n  r\\t  \n  s"\n- c\n`.replace('\n- c\n', '\n'),
+    ],
+    ['a quoted scalar over lines in a sequence', '- \'a\n  b\'\n- "c\n\n  d"\n'],
   ])('reads %s as js-yaml does', (_name, text) => {
     expect(agrees(text)).toBe(true);
   });
@@ -88,9 +96,10 @@ describe('readBlockYaml', () => {
     ['a tag', 'a: !!str 1\n'],
     ['a flow collection', 'a: [1, 2]\n'],
     ['a folded block', 'a: >\n  x\n  y\n'],
-    ['a plain scalar over two lines', 'a: x\n  y\n'],
-    ['a quoted scalar over two lines', 'a: "x\n  y"\n'],
-    ['a double-quoted line continuation', 'a: "x\\\n  y"\n'],
+    ['a key over two lines', '"a\n b": 1\n'],
+    ['a mapping in a plain scalar’s next line', 'a: x\n  y: z\n'],
+    ['a quoted scalar that is not closed', "a: 'x\n  y\n"],
+    ['a document marker inside a quoted scalar', 'a: "x\n---\n  y"\n'],
     ['a tab in indentation', 'a:\n\tb: 1\n'],
     ['CRLF line ends', 'a: 1\r\nb: 2\r\n'],
     ['an explicit key', '? a\n: 1\n'],
@@ -107,7 +116,6 @@ describe('readBlockYaml', () => {
     ['a line deeper than its mapping', 'a: 1\n  b: 2\n'],
     ['an unknown escape', 'a: "\\q"\n'],
     ['a short hex escape', 'a: "\\x4"\n'],
-    ['a plain scalar before a comment line deeper than its key', 'a: 1\n    # x\nb: 2\n'],
     ['text indented at the start', '  a: 1\n'],
     ['a literal block after blank lines deeper than its text', 'a: |\n\n   \n  x\nb: 1\n'],
     ['a comment inside a key', 'a #b: 1\n'],
@@ -204,7 +212,7 @@ describe('readBlockYaml', () => {
   /** Lines built from YAML's structural pieces, most of them wrong somewhere. */
   const line = fc
     .tuple(
-      fc.constantFrom('', ' ', '  ', '   ', '    ', '\t'),
+      fc.constantFrom('', ' ', '  ', '   ', '    ', '      ', '\t', ' \t'),
       fc.constantFrom('', '- ', '-', '- - ', '? ', ': '),
       fc.constantFrom('', 'a', 'b', '"a"', "'b'", '1', 'null', '__proto__', '#x', '---', '...', 'a b'),
       fc.constantFrom('', ':', ': ', ' : ', ':x'),
@@ -228,6 +236,11 @@ describe('readBlockYaml', () => {
         'x #y',
         '"',
         "'",
+        'p"',
+        "q'",
+        'r\\',
+        '"\\t',
+        ' \t',
       ),
     )
     .map((parts) => parts.join(''));
@@ -241,6 +254,26 @@ describe('readBlockYaml', () => {
       { numRuns: 3000 },
     );
     expect(read).toBeGreaterThan(100);
+  });
+
+  it('reads scalars folded over several lines as js-yaml does', () => {
+    const word = fc.stringMatching(/^[a-z0-9 \t'"\\#:-]{0,6}$/);
+    const scalar = fc.record({
+      quote: fc.constantFrom('', "'", '"'),
+      lines: fc.array(fc.tuple(fc.nat(4), word), { minLength: 1, maxLength: 5 }),
+      inSequence: fc.boolean(),
+    });
+    let read = 0;
+    fc.assert(
+      fc.property(scalar, ({ quote, lines, inSequence }) => {
+        const [first, ...rest] = lines.map(([indent, w]) => `${' '.repeat(indent)}${w}`);
+        const head = inSequence ? `a:\n- ${quote}` : `a: ${quote}`;
+        const text = `${head}${first!.trimStart()}\n${rest.join('\n')}${quote}\nb: 1\n`;
+        if (agrees(text)) read++;
+      }),
+      { numRuns: 3000 },
+    );
+    expect(read).toBeGreaterThan(300);
   });
 
   it('agrees with js-yaml on written YAML with a few characters changed', () => {
