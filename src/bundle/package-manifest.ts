@@ -34,10 +34,15 @@ const YAML_FILE = /\.(ya?ml|json)$/i;
 /** True when `dir` holds a `*.package.yaml` (or `.yml`) file. */
 export async function isPackageManifestDir(dir: string): Promise<boolean> {
   try {
-    return (await readdir(dir)).some((f) => /package\.ya?ml$/i.test(f));
+    return (await readdir(dir)).some(isPackageFileName);
   } catch {
     return false;
   }
+}
+
+/** `<package>.package.yaml`, the file that makes a folder a package-manifest package. */
+export function isPackageFileName(name: string): boolean {
+  return /package\.ya?ml$/i.test(name);
 }
 
 export async function readPackageManifestDir(dir: string): Promise<LegacyPackage> {
@@ -45,7 +50,7 @@ export async function readPackageManifestDir(dir: string): Promise<LegacyPackage
   const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) =>
     a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
   );
-  const packageFiles = entries.filter((e) => e.isFile() && /package\.ya?ml$/i.test(e.name));
+  const packageFiles = entries.filter((e) => e.isFile() && isPackageFileName(e.name));
   let manifest: PackageManifest | undefined;
   if (packageFiles.length === 0) {
     problems.push({

@@ -31,7 +31,7 @@ export const validateCommand: Command = {
         `${positionals[0]} is a ${kind}, not a catalog; ${kind.startsWith('bundle') ? 'use `bosun bundle validate`' : 'render or import it first'}`,
       );
     }
-    const r = await renderInput(path);
+    const r = await renderInput(path, {}, typeof kind === 'string' ? kind : undefined);
     const v = r.errors.length ? { errors: [], warnings: [] } : validateCatalog(r.config);
     const errors = [...r.errors, ...v.errors];
     const warnings = [...r.warnings, ...v.warnings];
