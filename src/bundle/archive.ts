@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { Parser, type ReadEntry } from 'tar';
+import type { ReadEntry } from 'tar';
 import type { Problem } from '../util/result.js';
 
 /** Files of an archive by POSIX path relative to its root (`manifests/x.yaml`). */
@@ -75,10 +75,13 @@ export async function readArchive(
       errors: [{ file, message: `archive inflates past the limit of ${limits.maxBytes} bytes` }],
     };
   }
-  return parseTar(tarBytes, file, limits);
+  // Loaded here, not with the module: most commands never read an archive.
+  const { Parser } = await import('tar');
+  return parseTar(Parser, tarBytes, file, limits);
 }
 
 function parseTar(
+  Parser: typeof import('tar').Parser,
   tarBytes: Buffer,
   file: string,
   limits: ArchiveLimits,

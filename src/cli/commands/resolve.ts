@@ -3,7 +3,7 @@
  * exactly as the manager does (the same pure `resolve`), and print the plan or why there is none.
  * Read → resolve → print.
  */
-import { explainText, type ResolutionResult, resolve } from '../../resolver/index.js';
+import type { ResolutionResult } from '../../resolver/index.js';
 import { UsageError } from '../../util/errors.js';
 import { type Command, type CommandContext, type Options, str, strs, type Values } from '../command.js';
 import { readInput } from './resolve/input.js';
@@ -61,6 +61,8 @@ async function run(values: Values, ctx: CommandContext, explain: boolean): Promi
     },
     ctx.cwd,
   );
+  // The resolver (and its CEL engine) load only for the commands that resolve.
+  const { explainText, resolve } = await import('../../resolver/index.js');
   const result = resolve(input, { explain });
   if (format === OutputFormat.JSON)
     ctx.stdout.write(`${JSON.stringify(explain ? result : resolveJSON(result), null, 2)}\n`);

@@ -5,7 +5,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import { basename, resolve as resolvePath } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import { type DeclarativeConfig, type PackageProperty, PropertyType } from '../../../apis/fbc.js';
 import { loadCatalog } from '../../../catalog/load.js';
 import type {
@@ -101,8 +100,12 @@ interface ReadSubscription {
   sub: SubscriptionInput;
 }
 
+/** The `yaml` library (its line-numbered errors suit hand-written inputs), loaded only for `resolve`. */
+const yamlLibrary = () => import('yaml');
+
 /** Every Subscription document in a YAML file; any other kind of document is an error. */
 async function readSubscriptions(file: string): Promise<ReadSubscription[]> {
+  const { parseAllDocuments } = await yamlLibrary();
   const docs = parseAllDocuments(await readText(file));
   const out: ReadSubscription[] = [];
   for (const [i, doc] of (Array.isArray(docs) ? docs : [docs]).entries()) {
@@ -169,6 +172,7 @@ function referencedNamespace(subs: ReadSubscription[], name: string): string | u
  * package, version and properties.
  */
 async function readInstalled(file: string, catalogs: Catalog[]): Promise<InstalledOperator[]> {
+  const { parseAllDocuments } = await yamlLibrary();
   const doc = parseAllDocuments(await readText(file));
   const first = Array.isArray(doc) ? doc[0] : doc;
   if (!first || first.errors.length) {
