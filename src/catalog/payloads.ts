@@ -16,7 +16,7 @@
  * as a number and is not continued on the next line. Anything else stays in the text and is
  * parsed as usual.
  */
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 
 /** Where a lifted value's bytes are read from when it is used. */
 export interface PayloadSource {
@@ -30,14 +30,20 @@ export function bufferSource(buf: Buffer): PayloadSource {
 
 /**
  * Values stay on disk (the manager: a catalog can be held for weeks, and its manifests are read
- * only when something is installed). The file is opened per read, so replacing or removing it
- * never leaves a stale descriptor behind; a read after removal fails with the file's name.
+ * only when something is installed; the CLI: a catalog's files are read once into one reused
+ * buffer). The file is opened per read, so replacing or removing it never leaves a stale
+ * descriptor behind; a read after removal fails with the file's name. With `expect` (the file's
+ * identity when it was parsed), a read from a file that has changed since fails too, rather than
+ * returning bytes from the wrong place.
  */
-export function fileSource(path: string): PayloadSource {
+export function fileSource(path: string, expect?: FileIdentity): PayloadSource {
   return {
     read(offset, length) {
       const fd = openSync(path, 'r');
       try {
+        if (expect && !sameFile(fstatSync(fd), expect)) {
+          throw new Error(`${path} has changed since the catalog was loaded; load it again`);
+        }
         const out = Buffer.allocUnsafe(length);
         for (let n = 0; n < length;) {
           const got = readSync(fd, out, n, length - n, offset + n);
@@ -50,6 +56,17 @@ export function fileSource(path: string): PayloadSource {
       }
     },
   };
+}
+
+/** What tells a file's content apart from a later one's without reading it. */
+export interface FileIdentity {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
+function sameFile(st: FileIdentity, expect: FileIdentity): boolean {
+  return st.ino === expect.ino && st.size === expect.size && st.mtimeMs === expect.mtimeMs;
 }
 
 /** Shorter values are not worth a placeholder. */
@@ -244,9 +261,16 @@ export function setLazyData(
 
 /**
  * Puts the lifted values back into `docs` (parsed from `lifted.text`): bundle objects' `data`
- * lazily from `source`, where `base` is the lifted buffer's offset in it; everything else as text.
+ * lazily from `source`, where `base` is the lifted buffer's offset in it; everything else as text,
+ * read from `now` (by default `source` too).
  */
-export function restorePayloads(docs: unknown[], lifted: Lifted, source: PayloadSource, base = 0): void {
+export function restorePayloads(
+  docs: unknown[],
+  lifted: Lifted,
+  source: PayloadSource,
+  base = 0,
+  now: PayloadSource = source,
+): void {
   const { nonce, offsets, lengths } = lifted;
   if (offsets.length === 0) return;
   const indexOf = (s: unknown): number | undefined => {
@@ -255,7 +279,8 @@ export function restorePayloads(docs: unknown[], lifted: Lifted, source: Payload
     return Number.isInteger(i) && i >= 0 && i < offsets.length ? i : undefined;
   };
   let restored = 0;
-  const text = (i: number) => source.read(base + offsets[i]!, lengths[i]!);
+  // Values put back as text right away (icons, stray placeholders) are read from `now`.
+  const text = (i: number) => now.read(base + offsets[i]!, lengths[i]!);
   for (const doc of docs) {
     if (!isRecord(doc)) continue;
     if (doc.schema === 'olm.bundle' && Array.isArray(doc.properties)) {

@@ -49,6 +49,47 @@ describe('loadCatalog', () => {
   });
 });
 
+describe('loadCatalog and inline manifests', () => {
+  const manifest = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'm' },
+    data: { k: 'v'.repeat(400) },
+  };
+  const data = Buffer.from(JSON.stringify(manifest)).toString('base64');
+  const catalog = (name: string) =>
+    [
+      `---\nschema: olm.package\nname: ${name}\ndefaultChannel: stable\n`,
+      `---\nschema: olm.channel\npackage: ${name}\nname: stable\nentries:\n- name: ${name}.v1.0.0\n`,
+      `---\nschema: olm.bundle\npackage: ${name}\nname: ${name}.v1.0.0\nimage: ''\nproperties:\n` +
+        `- type: olm.package\n  value:\n    packageName: ${name}\n    version: 1.0.0\n` +
+        `- type: olm.bundle.object\n  value:\n    data: ${data}\n`,
+    ].join('');
+  const dataOf = (b: { properties: { type: string; value: unknown }[] }) =>
+    (b.properties.find((p) => p.type === 'olm.bundle.object')!.value as { data: string }).data;
+
+  it('reads each file’s manifests back from that file when they are used', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'bosun-load-'));
+    // The larger file first: the buffer both are read into must not leak one into the other.
+    await writeFile(join(dir, 'a.yaml'), catalog('alpha-with-a-longer-name'));
+    await writeFile(join(dir, 'b.yaml'), catalog('beta'));
+    const r = await loadCatalog(dir);
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    expect(r.value.bundles.map((b) => dataOf(b))).toEqual([data, data]);
+  });
+
+  it('refuses to read manifests from a file that changed after loading, naming it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'bosun-load-'));
+    await writeFile(join(dir, 'a.yaml'), catalog('alpha'));
+    const r = await loadCatalog(dir);
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    await writeFile(join(dir, 'a.yaml'), `# edited\n${catalog('alpha')}`);
+    expect(() => dataOf(r.value.bundles[0]!)).toThrow(
+      `${join(dir, 'a.yaml')} has changed since the catalog was loaded`,
+    );
+  });
+});
+
 describe('addDocuments', () => {
   it.each([
     ['duplicate keys', 'schema: olm.package\nname: a\nname: b\n', /line 3, column 1: duplicated mapping key/],
