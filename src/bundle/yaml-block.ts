@@ -317,9 +317,10 @@ class Reader {
   }
 
   /**
-   * A quoted scalar at `at` that goes on past its line, read as js-yaml reads it: each line's
-   * trailing blanks and the next one's leading blanks folded away, escapes (in double quotes) as
-   * on one line, and `\` before a line break joining the lines. Sets `next` past the closing quote.
+   * A quoted scalar at `at` (all of a double-quoted one; a single-quoted one that goes on past its
+   * line), read as js-yaml reads it: escapes in double quotes, each line's trailing blanks and the
+   * next one's leading blanks folded away, and `\` before a line break joining the lines. Sets
+   * `next` past the closing quote.
    */
   private quotedLines(at: number): string {
     const s = this.s;
@@ -366,9 +367,17 @@ class Reader {
 
   /** A mapping or sequence at the content line `p` with indentation `indent`. */
   private block(p: number, indent: number): unknown {
-    if (++this.depth > MAX_DEPTH) bail();
+    this.enter();
     const at = p + indent;
-    const result = this.isEntry(at) ? this.sequence(p, indent) : this.mapping(at, indent);
+    return this.leave(this.isEntry(at) ? this.sequence(p, indent) : this.mapping(at, indent));
+  }
+
+  /** Around reading a nested collection: `enter()`, then `leave(what was read)`. */
+  private enter(): void {
+    if (++this.depth > MAX_DEPTH) bail(); // deeper than js-yaml allows
+  }
+
+  private leave<T>(result: T): T {
     this.depth--;
     return result;
   }
@@ -431,7 +440,8 @@ class Reader {
     const s = this.s;
     const c = s.charCodeAt(at);
     if (c === SQUOTE || c === DQUOTE) {
-      const key = (c === SQUOTE ? this.singleQuoted(at) : this.doubleQuoted(at)) ?? bail();
+      const key = this.quoted(at);
+      if (this.spansLines(at, this.next)) bail(); // js-yaml: a key cannot span lines
       let i = this.next;
       while (s.charCodeAt(i) === SPACE) i++;
       const after = s.charCodeAt(i + 1);
@@ -447,6 +457,7 @@ class Reader {
     while (s.charCodeAt(end - 1) === SPACE) end--;
     const text = s.slice(at, end);
     this.next = i + 1;
+    // Keys are mostly plain words: only one that could be a number, null or bool is resolved.
     return MAY_RESOLVE[c] === 1 ? String(resolvePlain(text)) : text;
   }
 
@@ -475,25 +486,19 @@ class Reader {
       const level = this.level(next);
       if (level > indent) return this.block(next, level);
       if (!inSequence && level === indent && this.isEntry(next + indent)) {
-        if (++this.depth > MAX_DEPTH) bail();
-        const result = this.sequence(next, indent);
-        this.depth--;
-        return result;
+        this.enter();
+        return this.leave(this.sequence(next, indent));
       }
       this.next = next;
       return null;
     }
     if (c === PIPE) return this.literal(i, indent);
     if (c === SQUOTE || c === DQUOTE) {
-      const oneLine = c === SQUOTE ? this.singleQuoted(i) : this.doubleQuoted(i);
-      const text = oneLine ?? this.quotedLines(i);
+      const text = this.quoted(i);
       const end = this.next;
-      if (oneLine === undefined) {
-        // A key cannot span lines: what follows must end the line.
-        this.next = this.skipToContent(this.endOfLine(end) + 1);
-        return text;
-      }
-      if (inSequence && this.colonFollows(end)) return this.compactMapping(i, indent);
+      // Only a scalar on one line can be a compact mapping's key.
+      if (inSequence && !this.spansLines(i, end) && this.colonFollows(end))
+        return this.compactMapping(i, indent);
       this.next = this.skipToContent(this.endOfLine(end) + 1);
       return text;
     }
@@ -506,10 +511,9 @@ class Reader {
     if (inSequence && this.isEntry(i)) {
       // `- - x`: a sequence in a sequence, its entries lined up with the inner `-`.
       const lineStart = s.lastIndexOf('\n', i) + 1;
-      if (i - lineStart <= indent || ++this.depth > MAX_DEPTH) bail();
-      const result = this.sequence(lineStart, i - lineStart);
-      this.depth--;
-      return result;
+      if (i - lineStart <= indent) bail();
+      this.enter();
+      return this.leave(this.sequence(lineStart, i - lineStart));
     }
     if (c < 128 && NOT_PLAIN[c] === 1 && !startsPlain(s, i)) bail();
     // A plain scalar to the end of the line or a comment (or a compact mapping's first key).
@@ -534,10 +538,8 @@ class Reader {
   private compactMapping(at: number, indent: number): unknown {
     const column = at - (this.s.lastIndexOf('\n', at) + 1);
     if (column <= indent) bail();
-    if (++this.depth > MAX_DEPTH) bail();
-    const result = this.mapping(at, column);
-    this.depth--;
-    return result;
+    this.enter();
+    return this.leave(this.mapping(at, column));
   }
 
   /** A `:` (after blanks) followed by a blank or the line's end. */
@@ -546,6 +548,17 @@ class Reader {
     while (s.charCodeAt(p) === SPACE) p++;
     const after = s.charCodeAt(p + 1);
     return s.charCodeAt(p) === COLON && (after === SPACE || after === LF);
+  }
+
+  /** A quoted scalar at `at`, on one line or more; `next` is set to the position after it. */
+  private quoted(at: number): string {
+    return (this.s.charCodeAt(at) === SQUOTE ? this.singleQuoted(at) : undefined) ?? this.quotedLines(at);
+  }
+
+  /** True when a line break lies between `from` and `to`. */
+  private spansLines(from: number, to: number): boolean {
+    const eol = this.s.indexOf('\n', from);
+    return eol !== -1 && eol < to;
   }
 
   /**
@@ -566,30 +579,6 @@ class Reader {
         this.next = q + 1;
         return out + s.slice(i, q);
       }
-    }
-  }
-
-  /**
-   * `"..."` closed on its line, its escapes read as js-yaml reads them; `next` is set to the
-   * position after it. Undefined when it goes on to the next line.
-   */
-  private doubleQuoted(at: number): string | undefined {
-    const s = this.s;
-    let out = '';
-    let from = at + 1;
-    for (let i = from; ; i++) {
-      const c = s.charCodeAt(i);
-      if (c === LF || i >= s.length) return undefined;
-      if (c === DQUOTE) {
-        this.next = i + 1;
-        return out + s.slice(from, i);
-      }
-      if (c !== BACKSLASH) continue;
-      out += s.slice(from, i);
-      if (s.charCodeAt(i + 1) === LF) return undefined;
-      out += this.escape(i);
-      i = this.next - 1;
-      from = this.next;
     }
   }
 

@@ -6,12 +6,13 @@
  * Like opm, documents may be split over files any way the author likes; unlike opm, only files
  * named `*.yaml`, `*.yml` or `*.json` are read, so a README beside the catalog does not break it.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type DeclarativeConfig, emptyConfig, Schema } from '../apis/fbc.js';
 import { isObject, parseYamlStream, stripBom } from '../bundle/yaml.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
+import { readFullySync } from '../util/fs.js';
 import { runInWorkers, workerStarter } from '../util/workers.js';
 import { IgnoreMatcher, IndexIgnoreFile, joinRel } from './ignore.js';
 import { parseJsonStream } from './json-stream.js';
@@ -52,7 +53,9 @@ export async function loadCatalog(dir: string): Promise<Result<DeclarativeConfig
         identity = fstatSync(fd);
         if (identity.size > buffer.length)
           buffer = Buffer.allocUnsafe(Math.max(identity.size, 2 * buffer.length));
-        readWhole(fd, buffer, identity.size);
+        if (!readFullySync(fd, buffer, identity.size, 0)) {
+          throw new Error('the file ended while it was being read');
+        }
       } finally {
         closeSync(fd);
       }
@@ -68,14 +71,6 @@ export async function loadCatalog(dir: string): Promise<Result<DeclarativeConfig
     });
   }
   return problems.length ? fail(problems) : ok(cfg);
-}
-
-function readWhole(fd: number, into: Buffer, size: number): void {
-  for (let n = 0; n < size;) {
-    const got = readSync(fd, into, n, size - n, n);
-    if (got === 0) throw new Error('the file ended while it was being read');
-    n += got;
-  }
 }
 
 const startLoadWorker = workerStarter(import.meta.url, 'load-worker');

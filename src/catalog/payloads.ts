@@ -16,7 +16,8 @@
  * as a number and is not continued on the next line. Anything else stays in the text and is
  * parsed as usual.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
+import { readFullySync } from '../util/fs.js';
 
 /** Where a lifted value's bytes are read from when it is used. */
 export interface PayloadSource {
@@ -45,10 +46,8 @@ export function fileSource(path: string, expect?: FileIdentity): PayloadSource {
           throw new Error(`${path} has changed since the catalog was loaded; load it again`);
         }
         const out = Buffer.allocUnsafe(length);
-        for (let n = 0; n < length;) {
-          const got = readSync(fd, out, n, length - n, offset + n);
-          if (got === 0) throw new Error(`${path}: ends before the catalog value at byte ${offset}`);
-          n += got;
+        if (!readFullySync(fd, out, length, offset)) {
+          throw new Error(`${path}: ends before the catalog value at byte ${offset}`);
         }
         return out.toString('utf8');
       } finally {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, basename } from 'node:path';
 
@@ -16,4 +17,17 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array, m
     await rm(tmp, { force: true });
     throw err;
   }
+}
+
+/**
+ * Fills `into` with `length` bytes of the open file `fd` from byte `position` on (a single read
+ * may return fewer); false when the file ends first.
+ */
+export function readFullySync(fd: number, into: Uint8Array, length: number, position: number): boolean {
+  for (let n = 0; n < length;) {
+    const got = readSync(fd, into, n, length - n, position + n);
+    if (got === 0) return false;
+    n += got;
+  }
+  return true;
 }
