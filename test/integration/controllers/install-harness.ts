@@ -8,7 +8,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { inject } from 'vitest';
 import { parse } from 'yaml';
 import type { BundleDoc, DeclarativeConfig } from '../../../src/apis/fbc.js';
@@ -79,19 +79,21 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
+/** A reconcile that failed, as the manager logs it. */
+export interface FailedReconcile {
+  outcome: 'retry' | 'terminal';
+  controller: string;
+  key: string;
+  err: unknown;
+}
+
 /**
- * Starts Bosun's manager with the given controllers (the install side by default) and the test
- * catalog in its catalog store; resolves once every cache is filled. The CatalogSource
- * controller is not among them, so catalogs put in the store stay there.
+ * A logger for a manager under test. The manager logs every failed reconcile at info; each is
+ * passed to `onFailure`, and lines are printed only when BOSUN_TEST_LOG asks for them.
  */
-export async function startInstallControllers(
-  controllers: readonly Controller[] = installControllers,
-): Promise<Harness> {
-  const errors: Harness['errors'] = [];
-  const level = process.env.BOSUN_TEST_LOG ?? 'info';
-  // The manager logs every failed reconcile at info; keep those, print only when asked to.
-  const logger = pino(
-    { level },
+export function failedReconcileLogger(onFailure: (f: FailedReconcile) => void): Logger {
+  return pino(
+    { level: process.env.BOSUN_TEST_LOG ?? 'info' },
     {
       write(line: string) {
         const entry = JSON.parse(line) as {
@@ -101,12 +103,29 @@ export async function startInstallControllers(
           err?: unknown;
         };
         if (entry.outcome === 'retry' || entry.outcome === 'terminal') {
-          errors.push({ controller: entry.controller ?? '', key: entry.key ?? '', err: entry.err });
+          onFailure({
+            outcome: entry.outcome,
+            controller: entry.controller ?? '',
+            key: entry.key ?? '',
+            err: entry.err,
+          });
         }
         if (process.env.BOSUN_TEST_LOG) process.stderr.write(line);
       },
     },
   );
+}
+
+/**
+ * Starts Bosun's manager with the given controllers (the install side by default) and the test
+ * catalog in its catalog store; resolves once every cache is filled. The CatalogSource
+ * controller is not among them, so catalogs put in the store stay there.
+ */
+export async function startInstallControllers(
+  controllers: readonly Controller[] = installControllers,
+): Promise<Harness> {
+  const errors: Harness['errors'] = [];
+  const logger = failedReconcileLogger(({ controller, key, err }) => errors.push({ controller, key, err }));
   const running = await startManager({
     kubeconfig: inject('kubeconfig'),
     installCrds: true,

@@ -13,7 +13,6 @@
  * every install starts from nothing: a CRD left Established by an earlier case would let the
  * InstallPlan apply all its steps in one go, and there would be no "some steps Created" to stop at.
  */
-import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { KubeObject, ResourceType } from '../../../src/apis/meta.js';
 import { Builtin } from '../../../src/kube/resources.js';
@@ -34,7 +33,7 @@ import { type Deployment, InstallPlanSubscriptionLabel } from '../../../src/cont
 import { type RunningManager, startManager } from '../../../src/controllers/manager.js';
 import { generatedSubscriptionName } from '../../../src/controllers/subscription-plan.js';
 import { eventually, freshNamespace, kubeConfig, openWatch } from '../support.js';
-import { inline } from './install-harness.js';
+import { failedReconcileLogger, inline } from './install-harness.js';
 import {
   ConfigMapResource,
   catalogSource,
@@ -234,23 +233,9 @@ const terminal: string[] = [];
 
 /** The whole manager, every controller, as `bosun operator run` runs it (without the HTTP server). */
 function startRestartableManager(): Promise<RunningManager> {
-  const logger = pino(
-    { level: process.env.BOSUN_TEST_LOG ?? 'info' },
-    {
-      write(line: string) {
-        const entry = JSON.parse(line) as {
-          outcome?: string;
-          controller?: string;
-          key?: string;
-          err?: unknown;
-        };
-        if (entry.outcome === 'terminal') {
-          terminal.push(`${entry.controller}: ${entry.key}: ${JSON.stringify(entry.err)}`);
-        }
-        if (process.env.BOSUN_TEST_LOG) process.stderr.write(line);
-      },
-    },
-  );
+  const logger = failedReconcileLogger((f) => {
+    if (f.outcome === 'terminal') terminal.push(`${f.controller}: ${f.key}: ${JSON.stringify(f.err)}`);
+  });
   return startManager({ kubeconfig: inject('kubeconfig'), installCrds: true, metricsAddr: null, logger });
 }
 
