@@ -343,7 +343,7 @@ class Reader {
       if (double && c === BACKSLASH) {
         out += s.slice(from, p);
         if (s.charCodeAt(p + 1) === LF) {
-          p = this.skipBreaks(p + 1);
+          p = this.nextQuotedLine(p + 1);
         } else {
           out += this.escape(p);
           p = this.next;
@@ -353,9 +353,7 @@ class Reader {
       }
       if (c === LF) {
         out += s.slice(from, to);
-        p = this.skipBreaks(p);
-        // js-yaml refuses a document marker (`---` or `...` then a blank) at a line's start here.
-        if (this.lineIndent === 0 && (s.startsWith('---', p) || s.startsWith('...', p))) bail();
+        p = this.nextQuotedLine(p);
         out += Reader.fold(this.breaks);
         from = to = p;
         continue;
@@ -363,6 +361,18 @@ class Reader {
       p++;
       if (c !== SPACE && c !== TAB) to = p;
     }
+  }
+
+  /**
+   * Inside a quoted scalar, from the line break at `p` to the next line's text (as skipBreaks).
+   * js-yaml refuses a document marker at the start of any line a quoted scalar goes on to, whether
+   * the break was plain or escaped; so does this reader (it gives up).
+   */
+  private nextQuotedLine(p: number): number {
+    const s = this.s;
+    p = this.skipBreaks(p);
+    if (this.lineIndent === 0 && (s.startsWith('---', p) || s.startsWith('...', p))) bail();
+    return p;
   }
 
   /** A mapping or sequence at the content line `p` with indentation `indent`. */

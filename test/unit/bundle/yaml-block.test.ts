@@ -5,6 +5,7 @@ import jsyaml from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { implicitTypes, readBlockYaml } from '../../../src/bundle/yaml-block.js';
 import { toYaml } from '../../../src/bundle/yaml.js';
+import { runs } from '../../support/properties.js';
 
 /** What js-yaml reads (documents with their index, empty ones skipped), or the error it throws. */
 function jsyamlDocs(text: string): { index: number; value: unknown }[] | Error {
@@ -100,6 +101,8 @@ describe('readBlockYaml', () => {
     ['a mapping in a plain scalar’s next line', 'a: x\n  y: z\n'],
     ['a quoted scalar that is not closed', "a: 'x\n  y\n"],
     ['a document marker inside a quoted scalar', 'a: "x\n---\n  y"\n'],
+    ['a document marker after an escaped line break', 'a: "x\\\n---\n  y"\n'],
+    ['a document end marker inside a quoted scalar', "a: 'x\n...\n  y'\n"],
     ['a tab in indentation', 'a:\n\tb: 1\n'],
     ['CRLF line ends', 'a: 1\r\nb: 2\r\n'],
     ['an explicit key', '? a\n: 1\n'],
@@ -187,7 +190,7 @@ describe('readBlockYaml', () => {
 
   it('reads what Bosun’s writer and js-yaml’s other styles write, as js-yaml does', () => {
     let read = 0;
-    let runs = 0;
+    let tried = 0;
     fc.assert(
       fc.property(fc.array(top, { minLength: 1, maxLength: 3 }), fc.nat(3), (docs, style) => {
         const dump = (v: unknown) =>
@@ -200,13 +203,13 @@ describe('readBlockYaml', () => {
                 sortKeys: style === 3,
               });
         const text = docs.map((d) => `---\n${dump(d)}`).join('');
-        runs++;
+        tried++;
         if (agrees(text)) read++;
       }),
-      { numRuns: 400 },
+      runs(400),
     );
     // Most written YAML is in the subset: the test must not pass by giving up everywhere.
-    expect(read).toBeGreaterThan(runs / 2);
+    expect(read).toBeGreaterThan(tried / 2);
   });
 
   /** Lines built from YAML's structural pieces, most of them wrong somewhere. */
@@ -251,7 +254,7 @@ describe('readBlockYaml', () => {
       fc.property(fc.array(line, { maxLength: 12 }), (lines) => {
         if (agrees(`${lines.join('\n')}\n`)) read++;
       }),
-      { numRuns: 3000 },
+      runs(3000),
     );
     expect(read).toBeGreaterThan(100);
   });
@@ -271,7 +274,7 @@ describe('readBlockYaml', () => {
         const text = `${head}${first!.trimStart()}\n${rest.join('\n')}${quote}\nb: 1\n`;
         if (agrees(text)) read++;
       }),
-      { numRuns: 3000 },
+      runs(3000),
     );
     expect(read).toBeGreaterThan(300);
   });
@@ -309,7 +312,7 @@ describe('readBlockYaml', () => {
         }
         if (agrees(text)) read++;
       }),
-      { numRuns: 1000 },
+      runs(1000),
     );
     expect(read).toBeGreaterThan(100);
   });
