@@ -9,6 +9,8 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          // Property tests start from a fixed seed unless exploring (test/support/properties.ts).
+          setupFiles: ['test/support/fast-check-setup.ts'],
           testTimeout: 60_000,
         },
       },

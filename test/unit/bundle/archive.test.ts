@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type FileMap, packArchive, readArchive, unsafePathReason } from '../../../src/bundle/archive.js';
 import { readBundle, readBundleFiles } from '../../../src/bundle/read.js';
+import { runs } from '../../support/properties.js';
 
 const fixtures = join(import.meta.dirname, '../../fixtures');
 
@@ -35,7 +36,7 @@ describe('bundle archives', () => {
         if (!read.ok) throw new Error(JSON.stringify(read.errors));
         expect(new Map([...read.files].sort())).toEqual(new Map([...input].sort()));
       }),
-      { numRuns: 60 },
+      runs(60),
     );
   });
 

@@ -8,6 +8,7 @@ import { CatalogFormat, encodeDocuments } from '../../../src/catalog/encode.js';
 import { addDocuments } from '../../../src/catalog/load.js';
 import { fileSource, hasStringData, liftPayloads, MinLength } from '../../../src/catalog/payloads.js';
 import type { Problem } from '../../../src/util/result.js';
+import { runs } from '../../support/properties.js';
 
 const b64 = Buffer.from('{"kind":"CustomResourceDefinition"}'.repeat(20)).toString('base64');
 const digits = '1'.repeat(300);
@@ -102,7 +103,7 @@ describe('lifting payloads reads exactly as parsing everything', () => {
         expect(r.lifted.problems).toEqual([]);
         expect(JSON.parse(JSON.stringify(r.lifted.cfg))).toEqual(JSON.parse(JSON.stringify(r.plain.cfg)));
       }),
-      { numRuns: 200 },
+      runs(200),
     );
     expect(lifts).toBeGreaterThan(50); // the property was tested with payloads, not only without
   });

@@ -10,6 +10,7 @@ import {
 } from '../../../src/catalog/semver-template.js';
 import { validateCatalog } from '../../../src/catalog/validate.js';
 import { bundleDoc, pkgDoc } from './docs.js';
+import { runs } from '../../support/properties.js';
 
 const k = (v: string) => `kite.v${v}`;
 
@@ -338,7 +339,7 @@ describe('semver template: properties', () => {
           }
         },
       ),
-      { numRuns: 200 },
+      runs(200),
     );
   });
 });

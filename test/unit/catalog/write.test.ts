@@ -8,6 +8,7 @@ import { CatalogFormat, encodeConfig } from '../../../src/catalog/encode.js';
 import { loadCatalog } from '../../../src/catalog/load.js';
 import { type CommitFs, commitFiles, renderCatalogFiles, writeCatalog } from '../../../src/catalog/write.js';
 import { snapshot } from './snapshot.js';
+import { runs } from '../../support/properties.js';
 
 const tmp = () => mkdtemp(join(tmpdir(), 'bosun-write-'));
 
@@ -87,7 +88,7 @@ describe('writing catalogs', () => {
         if (!loaded.ok) throw new Error(JSON.stringify(loaded.errors));
         expect(canonical(loaded.value)).toEqual(canonical(cfg));
       }),
-      { numRuns: 40 },
+      runs(40),
     );
   });
 
@@ -103,7 +104,7 @@ describe('writing catalogs', () => {
         for (const f of Object.values(CatalogFormat))
           expect(encodeConfig(shuffled, f)).toBe(encodeConfig(cfg, f));
       }),
-      { numRuns: 50 },
+      runs(50),
     );
   });
 

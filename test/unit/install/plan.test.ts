@@ -21,6 +21,7 @@ import {
   manifestText,
   sampleBundle,
 } from './support.js';
+import { runs } from '../../support/properties.js';
 
 const NS = 'operators';
 const own: OperatorGroupTargets = { operatorGroup: 'sample-og', namespaces: [NS] };
@@ -260,7 +261,7 @@ describe('planInstall', () => {
           return true;
         },
       ),
-      { numRuns: 20 },
+      runs(20),
     );
   });
 

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Outcome, type ReconcileResult, TerminalError, WorkQueue } from '../../../src/kube/workqueue.js';
 import { deferred, FakeClock, settle } from './fake-clock.js';
+import { runs } from '../../support/properties.js';
 
 const backoff = { baseMs: 100, maxMs: 1_000, jitter: 0 };
 
@@ -332,7 +333,7 @@ describe('WorkQueue', () => {
           }
         },
       ),
-      { numRuns: 60 },
+      runs(60),
     );
   });
 });

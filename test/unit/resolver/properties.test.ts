@@ -7,8 +7,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { resolve } from '../../../src/resolver/index.js';
 import { planProblem, reorder, satisfiable, toInput, worldArb } from './world.js';
+import { runs } from '../../support/properties.js';
 
-const runs = { numRuns: 300 };
+const cases = runs(300);
 
 describe('resolver properties', () => {
   it('every returned plan satisfies every constraint and invariant, and never downgrades', () => {
@@ -18,7 +19,7 @@ describe('resolver properties', () => {
         const r = resolve(input);
         if (r.ok) expect(planProblem(input, r.steps)).toBeNull();
       }),
-      runs,
+      cases,
     );
   });
 
@@ -31,7 +32,7 @@ describe('resolver properties', () => {
           satisfiable(input) ? 'resolved' : 'ConstraintsNotSatisfiable',
         );
       }),
-      runs,
+      cases,
     );
   });
 
@@ -41,7 +42,7 @@ describe('resolver properties', () => {
         const input = toInput(w);
         expect(resolve(reorder(input, seed), { explain: true })).toEqual(resolve(input, { explain: true }));
       }),
-      runs,
+      cases,
     );
   });
 
@@ -55,7 +56,7 @@ describe('resolver properties', () => {
         const kinds = new Set(r.explanation.conflict?.map((c) => c.kind));
         expect(kinds.has('subscription') || kinds.has('installed')).toBe(true);
       }),
-      runs,
+      cases,
     );
   });
 });

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ChannelEntry, DeclarativeConfig, Property } from '../../../src/apis/fbc.js';
 import { type Catalog, resolve } from '../../../src/resolver/index.js';
+import { runs } from '../../support/properties.js';
 
 const names = fc.constantFrom('a.v1', 'a.v2', 'b.v1', 'b.v2', '');
 const text = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('>=1.0.0', '1.0.0', '<2', 'x||y', ''));
@@ -94,7 +95,7 @@ describe('resolver robustness', () => {
         if (r.ok) expect(r.subscriptions.map((s) => s.subscription)).toEqual(['s', 't']);
         else expect(r.message).not.toBe('');
       }),
-      { numRuns: 500 },
+      runs(500),
     );
   });
 });

@@ -1,0 +1,3 @@
+import { configureProperties } from './properties.js';
+
+configureProperties();
