@@ -299,7 +299,20 @@ describe('readBlockYaml', () => {
         '"',
         '\\',
         '---\n',
+        '...\n',
         'x',
+        // Pieces outside the reader's subset, which it must give up on wherever they land.
+        '\t',
+        '\r\n',
+        '\\\n',
+        '> ',
+        '&a ',
+        '*a',
+        '!t ',
+        '{',
+        '[',
+        '? ',
+        '%',
       ),
     });
     let read = 0;
