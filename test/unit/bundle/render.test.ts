@@ -1,8 +1,10 @@
+import fc from 'fast-check';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { goJson } from '../../../src/bundle/gojson.js';
 import { bundleToDoc, readBundle } from '../../../src/bundle/read.js';
 import { expandImageTemplate } from '../../../src/bundle/render.js';
+import { runs } from '../../support/properties.js';
 
 const full = join(import.meta.dirname, '../../fixtures/bundles/full');
 
@@ -145,5 +147,41 @@ describe('goJson writes what Go’s encoding/json writes', () => {
 
   it('keeps a key named __proto__ as a key', () => {
     expect(goJson(JSON.parse('{"b":{"__proto__":1,"a":2}}'))).toBe('{"b":{"__proto__":1,"a":2}}');
+  });
+
+  it('sorts integer-like keys as text, as Go does (JavaScript enumerates them numerically)', () => {
+    const data = { x: 'c', '9': 'a', '10': 'b', '1a': 'e', '1': 'd' };
+    expect(goJson({ kind: 'ConfigMap', data })).toBe(
+      '{"data":{"1":"d","10":"b","1a":"e","9":"a","x":"c"},"kind":"ConfigMap"}',
+    );
+  });
+
+  it('leaves the value it is given unchanged', () => {
+    const value = { b: [{ d: 1, c: 2 }], a: { '2': 1, '10': 2 } };
+    const before = JSON.stringify(value);
+    goJson(value);
+    expect(JSON.stringify(value)).toBe(before);
+    expect(Object.keys(value)).toEqual(['b', 'a']);
+  });
+
+  /** Go's text for a JSON value, written member by member: the reference goJson must match. */
+  function reference(v: unknown): string {
+    if (v === null || typeof v !== 'object') return JSON.stringify(v);
+    if (Array.isArray(v)) return `[${v.map(reference).join(',')}]`;
+    const entries = Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${reference(x)}`).join(',')}}`;
+  }
+  const goEscapes = (s: string) =>
+    s.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+  it('writes any JSON value as the member-by-member reference does, and reads back to it', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        const json = goJson(value);
+        expect(json).toBe(goEscapes(reference(value)));
+        expect(JSON.parse(json)).toStrictEqual(JSON.parse(JSON.stringify(value)));
+      }),
+      runs(300),
+    );
   });
 });
