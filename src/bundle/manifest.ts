@@ -5,6 +5,7 @@
  */
 import type { KubeManifest } from '../apis/bundle.js';
 import { isObject } from './yaml.js';
+import { isBase64Alphabet } from '../util/base64.js';
 
 export const Kind = {
   CSV: 'ClusterServiceVersion',
@@ -102,7 +103,7 @@ export function csvSkips(csv: KubeManifest): string[] {
  */
 export function isGoBase64(s: string): boolean {
   const t = s.replace(/[\r\n]/g, '');
-  return t.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(t);
+  return t.length % 4 === 0 && isBase64Alphabet(t);
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import type { DeclarativeConfig } from '../apis/fbc.js';
 import { toYaml } from '../bundle/yaml.js';
+import { isBase64Alphabet } from '../util/base64.js';
 
 export const CatalogFormat = {
   YAML: 'yaml',
@@ -80,12 +81,7 @@ function yamlWithPayloads(doc: Doc): string {
   const properties = doc.properties.map((p: unknown) => {
     const prop = p as { type?: unknown; value?: { data?: unknown } };
     const data = prop?.type === 'olm.bundle.object' ? prop.value?.data : undefined;
-    if (
-      typeof data !== 'string' ||
-      data.length < 256 ||
-      !/^[A-Za-z0-9+/]+=*$/.test(data) ||
-      !NOT_A_NUMBER.test(data)
-    )
+    if (typeof data !== 'string' || data.length < 256 || !isBase64Alphabet(data) || !NOT_A_NUMBER.test(data))
       return p;
     payloads.push(data);
     return { ...prop, value: { ...prop.value, data: token(payloads.length - 1) } };

@@ -12,6 +12,7 @@ import type { ClusterServiceVersion } from '../apis/operators.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { validateInstallStrategy } from './csv.js';
 import { InstallableKinds, type KindInfo, kindInfo, type Resource, splitApiVersion } from './kinds.js';
+import { isBase64Alphabet } from '../util/base64.js';
 
 /** One object of a bundle other than its CSV. */
 export interface BundleObject {
@@ -184,7 +185,7 @@ function decodeBundleObject(
     ]);
   }
   const compact = data.replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 === 1) {
+  if (!isBase64Alphabet(compact) || compact.length % 4 === 1) {
     return fail([{ object, field: `${at}.value.data`, message: 'is not valid base64' }]);
   }
   const text = Buffer.from(compact, 'base64').toString('utf8');
