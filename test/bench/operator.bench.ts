@@ -28,6 +28,7 @@ import { loadKubeConfig } from '../../src/kube/config.js';
 import { isAlreadyExists } from '../../src/kube/errors.js';
 import { createInformer } from '../../src/kube/informer.js';
 import type { Emit } from './run.js';
+import { gadgetCrd, operatorDeployment } from '../support/operator-objects.js';
 
 const repo = new URL('../../', import.meta.url);
 const pkg = 'benchop';
@@ -41,24 +42,7 @@ const inline = (o: unknown) => ({
 
 /** The bench operator's catalog as a JSON stream. */
 function benchCatalog(): string {
-  const crd = {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'gadgets.bench.bosun.dev' },
-    spec: {
-      group: 'bench.bosun.dev',
-      names: { kind: 'Gadget', listKind: 'GadgetList', plural: 'gadgets', singular: 'gadget' },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-        },
-      ],
-    },
-  };
+  const crd = gadgetCrd('bench.bosun.dev');
   const csv = {
     apiVersion: 'operators.coreos.com/v1alpha1',
     kind: 'ClusterServiceVersion',
@@ -85,20 +69,7 @@ function benchCatalog(): string {
             },
           ],
           deployments: [
-            {
-              name: 'benchop',
-              spec: {
-                replicas: 1,
-                selector: { matchLabels: { app: 'benchop' } },
-                template: {
-                  metadata: { labels: { app: 'benchop' } },
-                  spec: {
-                    serviceAccountName: 'benchop',
-                    containers: [{ name: 'manager', image: 'registry.example/benchop:1.0.0' }],
-                  },
-                },
-              },
-            },
+            operatorDeployment('benchop', 'benchop', 'benchop', 'registry.example/benchop:1.0.0'),
           ],
         },
       },

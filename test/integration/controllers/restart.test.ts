@@ -34,6 +34,7 @@ import { type RunningManager, startManager } from '../../../src/controllers/mana
 import { generatedSubscriptionName } from '../../../src/controllers/subscription-plan.js';
 import { eventually, freshNamespace, kubeConfig, openWatch } from '../support.js';
 import { failedReconcileLogger, inline } from './install-harness.js';
+import { gadgetCrd, operatorDeployment } from '../../support/operator-objects.js';
 import {
   ConfigMapResource,
   catalogSource,
@@ -64,44 +65,6 @@ const catalogName = 'restart';
 /** The operator's own API group: one per namespace, so each case installs a CRD that is new. */
 const groupFor = (ns: string) => `${ns}.restart.bosun.dev`;
 const crdNameFor = (ns: string) => `gadgets.${groupFor(ns)}`;
-
-function crd(ns: string) {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: crdNameFor(ns) },
-    spec: {
-      group: groupFor(ns),
-      names: { kind: 'Gadget', listKind: 'GadgetList', plural: 'gadgets', singular: 'gadget' },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
-        },
-      ],
-    },
-  };
-}
-
-function deployment(name: string, serviceAccount: string, app: string) {
-  return {
-    name,
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app } },
-      template: {
-        metadata: { labels: { app } },
-        spec: {
-          serviceAccountName: serviceAccount,
-          containers: [{ name: 'manager', image: `registry.example/${app}:v1.0.0` }],
-        },
-      },
-    },
-  };
-}
 
 function csv(
   name: string,
@@ -153,7 +116,9 @@ function catalogJson(ns: string): string {
         rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list'] }],
       },
     ],
-    deployments: [deployment(Op.deployment, Op.serviceAccount, 'restartop')],
+    deployments: [
+      operatorDeployment(Op.deployment, Op.serviceAccount, 'restartop', 'registry.example/restartop:v1.0.0'),
+    ],
   });
   const dep = csv(Dep.csv, {
     permissions: [
@@ -162,7 +127,14 @@ function catalogJson(ns: string): string {
         rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }],
       },
     ],
-    deployments: [deployment(Dep.deployment, Dep.serviceAccount, 'restartdep')],
+    deployments: [
+      operatorDeployment(
+        Dep.deployment,
+        Dep.serviceAccount,
+        'restartdep',
+        'registry.example/restartdep:v1.0.0',
+      ),
+    ],
   });
   const pkg = (name: string) => ({ schema: 'olm.package', name, defaultChannel: 'stable' });
   const channel = (pkgName: string, entry: string) => ({
@@ -182,7 +154,7 @@ function catalogJson(ns: string): string {
       properties: [
         { type: 'olm.package', value: { packageName: Op.package, version: '1.0.0' } },
         { type: 'olm.package.required', value: { packageName: Dep.package, versionRange: '>=1.0.0' } },
-        inline(crd(ns)),
+        inline(gadgetCrd(groupFor(ns))),
         inline(op),
       ],
     },
