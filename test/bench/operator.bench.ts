@@ -28,7 +28,7 @@ import { loadKubeConfig } from '../../src/kube/config.js';
 import { isAlreadyExists } from '../../src/kube/errors.js';
 import { createInformer } from '../../src/kube/informer.js';
 import type { Emit } from './run.js';
-import { gadgetCrd, operatorDeployment } from '../support/operator-objects.js';
+import { gadgetCrd, operatorCsv, operatorDeployment } from '../support/operator-objects.js';
 
 const repo = new URL('../../', import.meta.url);
 const pkg = 'benchop';
@@ -43,38 +43,17 @@ const inline = (o: unknown) => ({
 /** The bench operator's catalog as a JSON stream. */
 function benchCatalog(): string {
   const crd = gadgetCrd('bench.bosun.dev');
-  const csv = {
-    apiVersion: 'operators.coreos.com/v1alpha1',
-    kind: 'ClusterServiceVersion',
-    metadata: { name: csvName },
-    spec: {
-      displayName: 'Bench operator',
-      version: '1.0.0',
-      installModes: [
-        { type: 'OwnNamespace', supported: true },
-        { type: 'SingleNamespace', supported: true },
-        { type: 'MultiNamespace', supported: false },
-        { type: 'AllNamespaces', supported: true },
-      ],
-      customresourcedefinitions: {
-        owned: [{ name: 'gadgets.bench.bosun.dev', version: 'v1', kind: 'Gadget' }],
+  const csv = operatorCsv(csvName, {
+    displayName: 'Bench operator',
+    owned: [{ name: 'gadgets.bench.bosun.dev', version: 'v1', kind: 'Gadget' }],
+    permissions: [
+      {
+        serviceAccountName: 'benchop',
+        rules: [{ apiGroups: ['bench.bosun.dev'], resources: ['gadgets'], verbs: ['*'] }],
       },
-      install: {
-        strategy: 'deployment',
-        spec: {
-          permissions: [
-            {
-              serviceAccountName: 'benchop',
-              rules: [{ apiGroups: ['bench.bosun.dev'], resources: ['gadgets'], verbs: ['*'] }],
-            },
-          ],
-          deployments: [
-            operatorDeployment('benchop', 'benchop', 'benchop', 'registry.example/benchop:1.0.0'),
-          ],
-        },
-      },
-    },
-  };
+    ],
+    deployments: [operatorDeployment('benchop', 'benchop', 'benchop', 'registry.example/benchop:1.0.0')],
+  });
   const bundle: BundleDoc = {
     schema: 'olm.bundle',
     package: pkg,

@@ -39,3 +39,43 @@ export function operatorDeployment(name: string, serviceAccount: string, app: st
     },
   };
 }
+
+/**
+ * A CSV at version 1.0.0 that supports every install mode but MultiNamespace, installing
+ * `deployments` with `permissions` (and `clusterPermissions`) and owning the CRDs in `owned`.
+ */
+export function operatorCsv(
+  name: string,
+  spec: {
+    displayName?: string;
+    owned?: object[];
+    permissions: object[];
+    clusterPermissions?: object[];
+    deployments: object[];
+  },
+) {
+  return {
+    apiVersion: 'operators.coreos.com/v1alpha1',
+    kind: 'ClusterServiceVersion',
+    metadata: { name },
+    spec: {
+      displayName: spec.displayName ?? name,
+      version: '1.0.0',
+      installModes: [
+        { type: 'OwnNamespace', supported: true },
+        { type: 'SingleNamespace', supported: true },
+        { type: 'MultiNamespace', supported: false },
+        { type: 'AllNamespaces', supported: true },
+      ],
+      customresourcedefinitions: { owned: spec.owned ?? [] },
+      install: {
+        strategy: 'deployment',
+        spec: {
+          permissions: spec.permissions,
+          clusterPermissions: spec.clusterPermissions ?? [],
+          deployments: spec.deployments,
+        },
+      },
+    },
+  };
+}

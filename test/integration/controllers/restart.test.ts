@@ -34,7 +34,7 @@ import { type RunningManager, startManager } from '../../../src/controllers/mana
 import { generatedSubscriptionName } from '../../../src/controllers/subscription-plan.js';
 import { eventually, freshNamespace, kubeConfig, openWatch } from '../support.js';
 import { failedReconcileLogger, inline } from './install-harness.js';
-import { gadgetCrd, operatorDeployment } from '../../support/operator-objects.js';
+import { gadgetCrd, operatorCsv, operatorDeployment } from '../../support/operator-objects.js';
 import {
   ConfigMapResource,
   catalogSource,
@@ -66,40 +66,10 @@ const catalogName = 'restart';
 const groupFor = (ns: string) => `${ns}.restart.bosun.dev`;
 const crdNameFor = (ns: string) => `gadgets.${groupFor(ns)}`;
 
-function csv(
-  name: string,
-  spec: { owned?: object[]; permissions: object[]; clusterPermissions?: object[]; deployments: object[] },
-) {
-  return {
-    apiVersion: 'operators.coreos.com/v1alpha1',
-    kind: 'ClusterServiceVersion',
-    metadata: { name },
-    spec: {
-      displayName: name,
-      version: '1.0.0',
-      installModes: [
-        { type: 'OwnNamespace', supported: true },
-        { type: 'SingleNamespace', supported: true },
-        { type: 'MultiNamespace', supported: false },
-        { type: 'AllNamespaces', supported: true },
-      ],
-      customresourcedefinitions: { owned: spec.owned ?? [] },
-      install: {
-        strategy: 'deployment',
-        spec: {
-          permissions: spec.permissions,
-          clusterPermissions: spec.clusterPermissions ?? [],
-          deployments: spec.deployments,
-        },
-      },
-    },
-  };
-}
-
 /** The catalog for namespace `ns`: `restartop` (CRD, RBAC, Deployment) requires `restartdep`. */
 function catalogJson(ns: string): string {
   const group = groupFor(ns);
-  const op = csv(Op.csv, {
+  const op = operatorCsv(Op.csv, {
     owned: [{ name: crdNameFor(ns), version: 'v1', kind: 'Gadget' }],
     permissions: [
       {
@@ -120,7 +90,7 @@ function catalogJson(ns: string): string {
       operatorDeployment(Op.deployment, Op.serviceAccount, 'restartop', 'registry.example/restartop:v1.0.0'),
     ],
   });
-  const dep = csv(Dep.csv, {
+  const dep = operatorCsv(Dep.csv, {
     permissions: [
       {
         serviceAccountName: Dep.serviceAccount,
