@@ -36,6 +36,11 @@ export interface InstallableBundle {
    * `operatorframework.io/properties` annotation.
    */
   properties: Property[];
+  /**
+   * What decoding changed or noticed without refusing the bundle (e.g. a manifest of a removed
+   * API version converted to its successor), for the InstallPlan to report.
+   */
+  warnings: Problem[];
 }
 
 /** A manifest before classification, and where it came from (for messages). */
@@ -121,6 +126,7 @@ export function classifyManifests(
     properties: bundle.properties.filter(
       (p) => p.type !== PropertyType.BundleObject && p.type !== PropertyType.CSVMetadata,
     ),
+    warnings: [],
   });
 }
 
