@@ -1,6 +1,8 @@
 import { DefaultGlobalNamespace, DefaultMetricsAddress } from '../../controllers/defaults.js';
+import type { Logger } from 'pino';
 import { UserError } from '../../util/errors.js';
-import { bool, type Command, str } from '../command.js';
+import { createLogger, defaultLogFormat, type LogFormat, LogLevels } from '../../util/log.js';
+import { bool, type Command, type CommandContext, str, type Values } from '../command.js';
 
 /** Resolves on the first SIGINT or SIGTERM. */
 export function untilSignal(): Promise<NodeJS.Signals> {
@@ -37,9 +39,33 @@ export const managerOptions = {
     type: 'string',
     valueName: 'LEVEL',
     default: 'info',
-    description: 'debug, info, warn or error (logs are JSON lines on stdout)',
+    description: 'debug, info, warn or error',
+  },
+  'log-format': {
+    type: 'string',
+    valueName: 'FORMAT',
+    description:
+      'text (one readable line per record) or json (JSON lines); default: text on a terminal, else json',
   },
 } as const;
+
+/** The manager's logger from --log-level and --log-format, on stdout. */
+export function managerLogger(values: Values, ctx: CommandContext): Logger {
+  const level = str(values, 'log-level') ?? 'info';
+  if (!(LogLevels as readonly string[]).includes(level)) {
+    throw new UserError(`--log-level: "${level}" is not one of ${LogLevels.join(', ')}`, 2);
+  }
+  const format = str(values, 'log-format') ?? defaultLogFormat(ctx.stdout);
+  if (format !== 'json' && format !== 'text') {
+    throw new UserError(`--log-format: "${format}" is not one of text, json`, 2);
+  }
+  return createLogger({
+    level,
+    format: format as LogFormat,
+    out: ctx.stdout,
+    base: { component: 'bosun-manager' },
+  });
+}
 
 const runCommand: Command = {
   name: 'run',
@@ -49,10 +75,7 @@ const runCommand: Command = {
     'install-crds': { type: 'boolean', description: 'Install or update the CRDs from deploy/crds first' },
   },
   run: async ({ values, ctx }) => {
-    const level = str(values, 'log-level') ?? 'info';
-    if (!['debug', 'info', 'warn', 'error'].includes(level)) {
-      throw new UserError(`--log-level: "${level}" is not one of debug, info, warn, error`, 2);
-    }
+    const logger = managerLogger(values, ctx);
     const { startManager } = await import('../../controllers/manager.js');
     const manager = await startManager({
       kubeconfig: str(values, 'kubeconfig'),
@@ -60,7 +83,7 @@ const runCommand: Command = {
       globalNamespace: str(values, 'global-namespace'),
       metricsAddr: str(values, 'metrics-addr'),
       installCrds: bool(values, 'install-crds'),
-      logLevel: level,
+      logger,
     });
     await untilSignal();
     await manager.stop();

@@ -22,7 +22,7 @@ import type { Applier } from '../../kube/apply.js';
 import { UserError } from '../../util/errors.js';
 import { formatProblem, type Problem } from '../../util/result.js';
 import { type Command, type CommandContext, str } from '../command.js';
-import { untilSignal } from './operator.js';
+import { managerLogger, managerOptions, untilSignal } from './operator.js';
 
 export const GlobalNamespace = 'olm';
 export const OperatorsNamespace = 'operators';
@@ -123,20 +123,12 @@ export const startCommand: Command = {
       valueName: 'DIR',
       description: 'The FBC catalog to publish (default: the repository catalogs/)',
     },
-    'metrics-addr': {
-      type: 'string',
-      valueName: 'HOST:PORT',
-      default: '127.0.0.1:8080',
-      description: 'Where the manager serves /healthz, /readyz and /metrics',
-    },
-    'log-level': {
-      type: 'string',
-      valueName: 'LEVEL',
-      default: 'info',
-      description: 'debug, info, warn or error',
-    },
+    'metrics-addr': managerOptions['metrics-addr'],
+    'log-level': managerOptions['log-level'],
+    'log-format': managerOptions['log-format'],
   },
   run: async ({ values, ctx }) => {
+    const logger = managerLogger(values, ctx);
     let kubeconfig = str(values, 'kubeconfig') ?? (ctx.env.KUBECONFIG || undefined);
     const name = str(values, 'name') ?? defaultClusterName;
     if (kubeconfig) {
@@ -159,7 +151,7 @@ export const startCommand: Command = {
       installCrds: true,
       globalNamespace: GlobalNamespace,
       metricsAddr: str(values, 'metrics-addr'),
-      logLevel: str(values, 'log-level') ?? 'info',
+      logger,
     });
     try {
       await applyDefaults(manager.ctx.applier, catalogDir);
