@@ -353,3 +353,86 @@ function isMap(x: Json): x is JsonMap {
 
 const key = (at: string, k: string) => (at === '' ? k : `${at}.${k}`);
 const index = (at: string, i: number) => `${at}[${i}]`;
+
+// ---- where schemas come from ----
+
+/** The kinds an OpenAPI v3 document describes, and the schemas they refer to. */
+export interface OpenAPIDocument {
+  /** `components.schemas`, keeping only what pruning reads. */
+  components: Record<string, SchemaNode>;
+  /** `group/version/kind` → the name of its schema in `components`. */
+  kinds: Map<string, string>;
+}
+
+/**
+ * Reads a document as the API server serves it at `/openapi/v3/apis/<group>/<version>`, keeping
+ * of each schema only what pruning reads (descriptions are most of a document's size).
+ */
+export function readOpenAPIDocument(doc: unknown): OpenAPIDocument {
+  const schemas = isMap(doc) && isMap(doc.components) ? doc.components.schemas : undefined;
+  const components: Record<string, SchemaNode> = {};
+  const kinds = new Map<string, string>();
+  if (!isMap(schemas)) return { components, kinds };
+  for (const [name, raw] of Object.entries(schemas)) {
+    setOwn(components, name, compact(raw));
+    const gvks = isMap(raw) ? raw['x-kubernetes-group-version-kind'] : undefined;
+    for (const gvk of Array.isArray(gvks) ? gvks : []) {
+      if (isMap(gvk)) kinds.set(gvkKey(String(gvk.group ?? ''), String(gvk.version), String(gvk.kind)), name);
+    }
+  }
+  return { components, kinds };
+}
+
+/** The schema of one kind in a document read by `readOpenAPIDocument`. */
+export function documentKindSchema(
+  doc: OpenAPIDocument,
+  group: string,
+  version: string,
+  kind: string,
+): KindSchema | undefined {
+  const name = doc.kinds.get(gvkKey(group, version, kind));
+  if (name === undefined) return undefined;
+  return { flavor: 'openapi', schema: { $ref: `#/components/schemas/${name}` }, components: doc.components };
+}
+
+/**
+ * The schema of a CustomResourceDefinition's version, or undefined when the server does not prune
+ * that version (`spec.preserveUnknownFields: true`) or the CRD does not serve it.
+ */
+export function crdKindSchema(crd: unknown, version: string): KindSchema | undefined {
+  const spec = isMap(crd) && isMap(crd.spec) ? crd.spec : undefined;
+  if (spec === undefined || spec.preserveUnknownFields === true) return undefined;
+  const versions = Array.isArray(spec.versions) ? spec.versions : [];
+  const v = versions.find((x): x is JsonMap => isMap(x) && x.name === version);
+  if (v === undefined) return undefined;
+  const schema = isMap(v.schema) && isMap(v.schema.openAPIV3Schema) ? v.schema.openAPIV3Schema : undefined;
+  return { flavor: 'structural', schema: schema === undefined ? undefined : compact(schema) };
+}
+
+const gvkKey = (group: string, version: string, kind: string) => `${group}/${version}/${kind}`;
+
+const keptFlags = [
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-embedded-resource',
+  'x-kubernetes-int-or-string',
+] as const;
+
+/** A schema with only the keywords pruning reads. */
+function compact(raw: unknown): SchemaNode {
+  if (!isMap(raw)) return {};
+  const out: SchemaNode = {};
+  if (typeof raw.type === 'string' || Array.isArray(raw.type)) out.type = raw.type as SchemaNode['type'];
+  if (typeof raw.$ref === 'string') out.$ref = raw.$ref;
+  if (isMap(raw.properties)) {
+    const props: Record<string, SchemaNode> = {};
+    for (const [k, v] of Object.entries(raw.properties)) setOwn(props, k, compact(v));
+    out.properties = props;
+  }
+  if (isMap(raw.items)) out.items = compact(raw.items);
+  if (typeof raw.additionalProperties === 'boolean') out.additionalProperties = raw.additionalProperties;
+  else if (isMap(raw.additionalProperties)) out.additionalProperties = compact(raw.additionalProperties);
+  // Only a one-entry allOf can stand for a $ref; others only validate.
+  if (Array.isArray(raw.allOf) && raw.allOf.length === 1) out.allOf = [compact(raw.allOf[0])];
+  for (const flag of keptFlags) if (raw[flag] === true) out[flag] = true;
+  return out;
+}
