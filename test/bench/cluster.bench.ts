@@ -3,19 +3,14 @@
  * recompiles everything with an empty Go build cache, ~15 minutes on two cores), warm `up` to
  * healthy, `down`, and the resident memory of each component once idle.
  */
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureBinaries } from '../../src/cluster/build.js';
 import { down, up } from '../../src/cluster/controlplane.js';
 import { controlPlaneVersions } from '../../src/cluster/versions.js';
 import type { Emit } from './run.js';
-
-async function rssBytes(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status);
-  return kb ? Number(kb[1]) * 1024 : Number.NaN;
-}
+import { rssBytes } from './support.js';
 
 const seconds = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9;
 

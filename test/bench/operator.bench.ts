@@ -12,25 +12,25 @@
  *   high-water mark by then.
  * Timings are taken from an informer on CSVs, so they do not depend on a polling interval.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { BundleDoc } from '../../src/apis/fbc.js';
 import type { KubeObject } from '../../src/apis/meta.js';
 import { type CatalogSource, type ClusterServiceVersion, Resources } from '../../src/apis/operators.js';
-import { importOperatorsDir } from '../../src/catalog/import.js';
-import { down, up } from '../../src/cluster/controlplane.js';
-import { collectionPath, KubeClient, objectPath } from '../../src/kube/client.js';
-import { loadKubeConfig } from '../../src/kube/config.js';
-import { isAlreadyExists } from '../../src/kube/errors.js';
+import { objectPath } from '../../src/kube/client.js';
 import { createInformer } from '../../src/kube/informer.js';
 import type { Emit } from './run.js';
 import { gadgetCrd, operatorCsv, operatorDeployment } from '../support/operator-objects.js';
+import {
+  benchCluster,
+  coreResource as core,
+  importedCorpus,
+  rssBytes,
+  runManager,
+  serveText,
+  sleep,
+  stopProcess,
+  waitFor,
+} from './support.js';
 
-const repo = new URL('../../', import.meta.url);
 const pkg = 'benchop';
 const csvName = `${pkg}.v1.0.0`;
 const globalNs = 'olm';
@@ -74,92 +74,19 @@ function benchCatalog(): string {
 }
 
 const say = (line: string) => process.stderr.write(`operator bench: ${line}\n`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  timeoutMs = 120_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await sleep(200);
-  }
-}
-
-function ignoreExists(err: unknown): boolean {
-  if (isAlreadyExists(err)) return true;
-  throw err;
-}
-
-/** Resident memory (VmRSS) or its high-water mark (VmHWM) of a process. */
-async function rssBytes(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kb = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status);
-  return kb ? Number(kb[1]) * 1024 : Number.NaN;
-}
-
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
-
-/** `bosun operator run` as a child process, compiled as users run it (built first, so it is current). */
-function runManager(kubeconfig: string): ChildProcess {
-  execFileSync('npm', ['run', '--silent', 'build'], { cwd: new URL('.', repo).pathname, stdio: 'inherit' });
-  const child = spawn(
-    process.execPath,
-    [
-      new URL('bin/bosun.js', repo).pathname,
-      'operator',
-      'run',
-      '--kubeconfig',
-      kubeconfig,
-      '--install-crds',
-      '--global-namespace',
-      globalNs,
-      '--metrics-addr',
-      '127.0.0.1:0',
-      '--log-level',
-      'warn',
-    ],
-    { cwd: new URL('.', repo).pathname, stdio: ['ignore', 'ignore', 'inherit'] },
-  );
-  return child;
-}
 
 export default async function operator(emit: Emit): Promise<void> {
   // Waits below may rest on unref'd runtime timers only; keep the process alive meanwhile.
   const keepAlive = setInterval(() => {}, 1 << 30);
-  const state = await mkdtemp(join(tmpdir(), 'bosun-opbench-'));
-  const env = { ...process.env, XDG_STATE_HOME: state };
   // BOSUN_BENCH_KUBECONFIG: an existing (empty) cluster instead of a fresh local control plane.
-  const existing = process.env.BOSUN_BENCH_KUBECONFIG;
-  const cluster = existing ? { kubeconfig: existing, server: existing } : await up({ name: 'opbench', env });
+  const cluster = await benchCluster('opbench');
   say(`control plane up at ${cluster.server}`);
-  const { kubeConfig } = loadKubeConfig({ path: cluster.kubeconfig });
-  const client = new KubeClient(kubeConfig);
-  const manager = runManager(cluster.kubeconfig);
+  const { client, create } = cluster;
+  const manager = runManager(cluster.kubeconfig, globalNs);
   manager.on('exit', (code) => say(`manager exited (${code})`));
   const servers: { close(): void }[] = [];
-  const create = (
-    resource: { group: string; version: string; plural: string; namespaced: boolean },
-    ns: string,
-    body: KubeObject,
-  ) => client.request({ method: 'POST', path: collectionPath(resource, ns), body });
-  const core = (plural: string) => ({
-    group: '',
-    version: 'v1',
-    plural,
-    namespaced: plural !== 'namespaces',
-  });
   try {
     // The catalog: a ConfigMap source in the global namespace.
     say('creating the catalog');
@@ -167,13 +94,13 @@ export default async function operator(emit: Emit): Promise<void> {
       apiVersion: 'v1',
       kind: 'Namespace',
       metadata: { name: globalNs },
-    }).catch(ignoreExists);
+    });
     await create(core('configmaps'), globalNs, {
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'bench' },
       data: { 'catalog.json': benchCatalog() },
-    } as KubeObject).catch(ignoreExists);
+    } as KubeObject);
     // The manager installs the CRDs as it starts; creating the CatalogSource waits for them.
     await waitFor('the CRDs', () =>
       create(Resources.CatalogSource, globalNs, {
@@ -181,7 +108,7 @@ export default async function operator(emit: Emit): Promise<void> {
         kind: 'CatalogSource',
         metadata: { name: 'bench', namespace: globalNs },
         spec: { sourceType: 'configmap', configMap: 'bench' },
-      } as KubeObject).catch(ignoreExists),
+      } as KubeObject),
     );
     await waitFor('the bench catalog to be READY', async () => {
       const cs = await client.request<CatalogSource>({
@@ -298,15 +225,10 @@ export default async function operator(emit: Emit): Promise<void> {
       );
       return;
     }
-    const imported = await importOperatorsDir(corpus);
-    const { config } = imported;
-    const text = [...config.packages, ...config.channels, ...config.bundles, ...config.deprecations]
-      .map((d) => JSON.stringify(d))
-      .join('\n');
-    const server = createServer((_req, res) => res.writeHead(200).end(text));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { config, text } = await importedCorpus(corpus);
+    const server = await serveText(text);
     servers.push(server);
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/all`;
+    const url = server.url;
     await create(Resources.CatalogSource, globalNs, {
       apiVersion: 'operators.coreos.com/v1alpha1',
       kind: 'CatalogSource',
@@ -350,11 +272,8 @@ export default async function operator(emit: Emit): Promise<void> {
     });
   } finally {
     for (const s of servers) s.close();
-    manager.kill('SIGTERM');
-    await new Promise((r) => manager.once('exit', r));
-    client.close();
-    if (!existing) await down({ name: 'opbench', env });
-    await rm(state, { recursive: true, force: true });
+    await stopProcess(manager);
+    await cluster.close();
     clearInterval(keepAlive);
   }
 }

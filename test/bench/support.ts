@@ -1,0 +1,159 @@
+/**
+ * What several benchmark suites share: a control plane of their own, the manager as its own
+ * process (compiled as users run it), a catalog served over http, waiting, and reading a
+ * process's memory.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { KubeObject } from '../../src/apis/meta.js';
+import { importOperatorsDir } from '../../src/catalog/import.js';
+import { type ClusterState, down, up } from '../../src/cluster/controlplane.js';
+import { collectionPath, KubeClient } from '../../src/kube/client.js';
+import { loadKubeConfig } from '../../src/kube/config.js';
+import { isAlreadyExists } from '../../src/kube/errors.js';
+
+const repo = new URL('../../', import.meta.url).pathname;
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs = 120_000,
+  pollMs = 200,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await sleep(pollMs);
+  }
+}
+
+/** Resident memory (VmRSS) or its high-water mark (VmHWM) of a process, in bytes. */
+export async function rssBytes(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status);
+  return kb ? Number(kb[1]) * 1024 : Number.NaN;
+}
+
+export const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
+
+export interface BenchCluster {
+  kubeconfig: string;
+  server: string;
+  /** The local control plane's processes; absent for an existing cluster. */
+  state?: ClusterState;
+  client: KubeClient;
+  /** POST `body` to the collection of `resource`; an object that exists already is left alone. */
+  create(
+    resource: { group: string; version: string; plural: string; namespaced: boolean },
+    ns: string,
+    body: KubeObject,
+  ): Promise<'created' | 'exists'>;
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh local control plane named `name` in a state folder of its own, or the existing (empty)
+ * cluster of BOSUN_BENCH_KUBECONFIG.
+ */
+export async function benchCluster(name: string): Promise<BenchCluster> {
+  const existing = process.env.BOSUN_BENCH_KUBECONFIG;
+  const stateDir = existing ? undefined : await mkdtemp(join(tmpdir(), `bosun-${name}-`));
+  const env = { ...process.env, ...(stateDir ? { XDG_STATE_HOME: stateDir } : {}) };
+  const state = existing ? undefined : await up({ name, env });
+  const kubeconfig = existing ?? state!.kubeconfig;
+  const client = new KubeClient(loadKubeConfig({ path: kubeconfig }).kubeConfig);
+  return {
+    kubeconfig,
+    server: state?.server ?? existing!,
+    ...(state ? { state } : {}),
+    client,
+    create: (resource, ns, body) =>
+      client.request({ method: 'POST', path: collectionPath(resource, ns), body }).then(
+        () => 'created' as const,
+        (err: unknown) => {
+          if (isAlreadyExists(err)) return 'exists' as const;
+          throw err;
+        },
+      ),
+    async close() {
+      client.close();
+      if (stateDir) {
+        await down({ name, env });
+        await rm(stateDir, { recursive: true, force: true });
+      }
+    },
+  };
+}
+
+export const coreResource = (plural: string) => ({
+  group: '',
+  version: 'v1',
+  plural,
+  namespaced: plural !== 'namespaces' && plural !== 'nodes',
+});
+
+/** `bosun operator run` as a child process, compiled as users run it (built first, so it is current). */
+export function runManager(kubeconfig: string, globalNamespace: string): ChildProcess {
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: repo, stdio: 'inherit' });
+  return spawn(
+    process.execPath,
+    [
+      join(repo, 'bin/bosun.js'),
+      'operator',
+      'run',
+      '--kubeconfig',
+      kubeconfig,
+      '--install-crds',
+      '--global-namespace',
+      globalNamespace,
+      '--metrics-addr',
+      '127.0.0.1:0',
+      '--log-level',
+      'warn',
+      '--log-format',
+      'json',
+    ],
+    { cwd: repo, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+}
+
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** Serves `text` at every path on loopback; returns the URL a CatalogSource of type http reads. */
+export async function serveText(text: string): Promise<{ url: string; close(): void }> {
+  const server = createServer((_req, res) => res.writeHead(200).end(text));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/all`,
+    close: () => server.close(),
+  };
+}
+
+/** The corpus imported as `bosun catalog import` does, as a JSON stream, with its import report. */
+export async function importedCorpus(dir: string) {
+  const imported = await importOperatorsDir(dir);
+  const { config } = imported;
+  const text = [...config.packages, ...config.channels, ...config.bundles, ...config.deprecations]
+    .map((d) => JSON.stringify(d))
+    .join('\n');
+  return { ...imported, text };
+}
