@@ -98,6 +98,10 @@ export type SubscriptionReason = (typeof SubscriptionReason)[keyof typeof Subscr
 export const InstallPlanConditionType = {
   Resolved: 'Resolved',
   Installed: 'Installed',
+  // Bosun's: what it changed in a bundle's objects to install them (OLM's API server would have
+  // dropped the same fields silently; OLM's InstallPlanCondition allows any type).
+  Pruned: 'Pruned',
+  BundleWarnings: 'BundleWarnings',
 } as const;
 export type InstallPlanConditionType =
   (typeof InstallPlanConditionType)[keyof typeof InstallPlanConditionType];
@@ -107,6 +111,9 @@ export const InstallPlanConditionReason = {
   InstallCheckFailed: 'InstallCheckFailed',
   DependenciesConflict: 'DependenciesConflict',
   InstallComponentFailed: 'InstallComponentFailed',
+  // Bosun's, for its Pruned and BundleWarnings conditions.
+  UndeclaredFieldsPruned: 'UndeclaredFieldsPruned',
+  BundleDecodedWithWarnings: 'BundleDecodedWithWarnings',
 } as const;
 export type InstallPlanConditionReason =
   (typeof InstallPlanConditionReason)[keyof typeof InstallPlanConditionReason];

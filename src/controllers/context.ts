@@ -20,6 +20,7 @@ import type { KubeClient } from '../kube/client.js';
 import type { Clock } from '../kube/clock.js';
 import type { EventRecorder } from '../kube/events.js';
 import type { Informer } from '../kube/informer.js';
+import type { SchemaSource } from '../kube/schemas.js';
 import type { Reconcile } from '../kube/workqueue.js';
 import type { CatalogSpool } from './catalog-spool.js';
 
@@ -138,6 +139,8 @@ export const InstallPlanSubscriptionLabel = 'operators.coreos.com/subscription';
 export interface ControllerContext {
   client: KubeClient;
   applier: Applier;
+  /** Live schemas of kinds: what is applied from a bundle is pruned by them first. */
+  schemas: SchemaSource;
   events: EventRecorder;
   /**
    * The manager gives each reconcile a child logger (kind, namespace, name, reconcileID): read

@@ -45,11 +45,24 @@ export async function applyInstall(
     targetNamespaces: targets.namespaces,
   });
   for (const r of [...rbac.clusterRoles, ...rbac.roles, ...rbac.clusterRoleBindings, ...rbac.roleBindings]) {
-    await ctx.applier.apply(r.metadata.namespace === namespace ? addOwnerReference(r, identity) : r);
+    await applyPruned(ctx, r.metadata.namespace === namespace ? addOwnerReference(r, identity) : r);
   }
   await pruneRbac(ctx, csv, targets);
   for (const o of operatorConditionObjects(csv, deployments)) await ctx.applier.apply(o);
-  for (const d of deployments) await ctx.applier.apply(d as KubeObject);
+  for (const d of deployments) await applyPruned(ctx, d as KubeObject);
+}
+
+/**
+ * Applies what comes from the CSV (its permissions' rules, its Deployment specs) without the
+ * fields the kind's live schema does not declare: OLM decodes them into Go types, which drops
+ * such fields, and server-side apply would refuse them. The InstallPlan reports them.
+ */
+async function applyPruned(ctx: ControllerContext, obj: KubeObject) {
+  const { value, fields } = await ctx.schemas.prune(obj);
+  if (fields.length > 0) {
+    ctx.log.debug({ object: `${obj.kind}/${obj.metadata?.name ?? ''}`, fields }, 'pruned undeclared fields');
+  }
+  await ctx.applier.apply(value);
 }
 
 /** Deletes the RBAC the previous OperatorGroup targets needed and the current ones do not. */

@@ -13,7 +13,7 @@
  * CSV controller re-scopes the RBAC once the namespace has one group.
  */
 import type { BundleDoc } from '../apis/fbc.js';
-import type { InstallPlan } from '../apis/operators.js';
+import type { ClusterServiceVersion, InstallPlan } from '../apis/operators.js';
 import { decodeBundle } from '../install/bundle-objects.js';
 import {
   type NamespaceInfo,
@@ -22,12 +22,19 @@ import {
   pickOperatorGroup,
 } from '../install/operatorgroup.js';
 import { type InstallStep, planInstall } from '../install/plan.js';
+import { type KindSchema, pruneValue } from '../install/prune.js';
 import type { OperatorGroup } from '../apis/operators.js';
 import type { CatalogRef, CatalogStore, ControllerContext } from './context.js';
-import { formatProblem } from '../util/result.js';
+import { formatProblem, type Problem } from '../util/result.js';
 
 export type PlannedSteps =
-  | { kind: 'steps'; steps: InstallStep[]; catalogSources: string[] }
+  | {
+      kind: 'steps';
+      steps: InstallStep[];
+      catalogSources: string[];
+      /** What decoding the bundles changed or noticed (e.g. a converted CRD), to report. */
+      warnings: Problem[];
+    }
   | { kind: 'wait'; message: string }
   | { kind: 'failed'; message: string };
 
@@ -91,6 +98,7 @@ export function planSteps(ctx: ControllerContext, ip: InstallPlan): PlannedSteps
     namespace,
   );
   const steps: InstallStep[] = [];
+  const warnings: Problem[] = [];
   const sources = new Set<string>();
   for (const csvName of ip.spec.clusterServiceVersionNames) {
     const located = locateBundle(ctx.catalogs, ip, csvName);
@@ -109,7 +117,80 @@ export function planSteps(ctx: ControllerContext, ip: InstallPlan): PlannedSteps
     });
     if (!planned.ok) return { kind: 'failed', message: planned.errors.map(formatProblem).join('; ') };
     steps.push(...planned.value);
+    warnings.push(...decoded.value.warnings);
     sources.add(located.source.name);
   }
-  return { kind: 'steps', steps, catalogSources: [...sources].sort() };
+  return { kind: 'steps', steps, catalogSources: [...sources].sort(), warnings };
+}
+
+// ---- what the plan reports about the objects it applied ----
+
+/** `Kind/name`, as the plan's messages name an object. */
+export function objectName(obj: { kind?: string; metadata?: { name?: string } }): string {
+  return `${obj.kind ?? '?'}/${obj.metadata?.name ?? '?'}`;
+}
+
+/** The fields pruned from an object before it was applied, one problem each. */
+export function prunedProblems(
+  obj: { apiVersion?: string; kind?: string; metadata?: { name?: string } },
+  fields: readonly string[],
+): Problem[] {
+  return fields.map((field) => ({
+    object: objectName(obj),
+    field,
+    message: `not declared in the schema of ${obj.apiVersion ?? '?'} ${obj.kind ?? '?'}`,
+  }));
+}
+
+/**
+ * The fields of a CSV's Deployment specs (`spec.install.spec.deployments[].spec`) that apps/v1
+ * DeploymentSpec does not declare: the CSV keeps them (its schema preserves that object), OLM
+ * drops them when it decodes the spec, and Bosun prunes them from the Deployments it applies.
+ */
+export function csvDeploymentProblems(
+  csv: { metadata?: { name?: string }; spec?: unknown },
+  deploymentSpec: KindSchema,
+): Problem[] {
+  const spec = csv.spec as ClusterServiceVersion['spec'] | undefined;
+  const deployments = spec?.install?.spec?.deployments;
+  if (!Array.isArray(deployments)) return [];
+  const problems: Problem[] = [];
+  deployments.forEach((d, i) => {
+    if (d?.spec === undefined) return;
+    for (const field of pruneValue(d.spec, deploymentSpec).fields) {
+      problems.push({
+        object: `${objectName({ kind: 'ClusterServiceVersion', metadata: csv.metadata })}, deployment ${d.name}`,
+        field: `spec.install.spec.deployments[${i}].spec.${field}`,
+        message: 'not declared in apps/v1 DeploymentSpec; left out of the Deployment',
+      });
+    }
+  });
+  return problems;
+}
+
+/** Problems in first-seen order, each once. */
+export function uniqueProblems(problems: readonly Problem[]): Problem[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => {
+    const key = formatProblem(p);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** One line naming each object and its fields: `Kind/a: f1, f2; Kind/b: f3`. */
+export function prunedMessage(problems: readonly Problem[]): string {
+  const byObject = new Map<string, string[]>();
+  for (const p of problems) {
+    const key = p.object ?? '?';
+    byObject.set(key, [...(byObject.get(key) ?? []), p.field ?? '?']);
+  }
+  const list = [...byObject].map(([object, fields]) => `${object}: ${fields.join(', ')}`).join('; ');
+  return `removed fields their schema does not declare (the API server drops them when OLM creates the objects): ${list}`;
+}
+
+/** The bundle warnings as one message. */
+export function warningsMessage(warnings: readonly Problem[]): string {
+  return warnings.map(formatProblem).join('; ');
 }

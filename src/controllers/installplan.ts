@@ -16,8 +16,20 @@ import { formatTime, statusChanged } from '../kube/conditions.js';
 import { formatApiError, isPermanentRejection, parseApiError } from '../kube/errors.js';
 import type { CSVIdentity } from '../install/ownership.js';
 import { type InstallStep, ownInstallSteps, stepObject, stepsByPhase } from '../install/plan.js';
+import { subschema } from '../install/prune.js';
+import type { Problem } from '../util/result.js';
 import type { Controller, ControllerContext } from './context.js';
-import { planSteps } from './installplan-steps.js';
+import {
+  csvDeploymentProblems,
+  type PlannedSteps,
+  planSteps,
+  prunedMessage,
+  prunedProblems,
+  uniqueProblems,
+  warningsMessage,
+} from './installplan-steps.js';
+
+type PlannedInstall = Extract<PlannedSteps, { kind: 'steps' }>;
 
 const ipApiVersion = `${Resources.InstallPlan.group}/${Resources.InstallPlan.version}`;
 /** How soon to look again at a CRD that is not Established yet, or a catalog not loaded yet. */
@@ -63,46 +75,58 @@ export const installPlanController: Controller = {
       await fail(ctx, ip, planned.message);
       return;
     }
+    // Bundle warnings are known before anything is applied: a Manual plan shows them too.
+    const warned = warningConditions(ip.status?.conditions, { warnings: planned.warnings }, ctx.clock.now());
     if (!ip.spec.approved) {
       await writeStatus(ctx, ip, {
         phase: InstallPlanPhase.RequiresApproval,
         plan: planned.steps.map((s) => asStep(s, StepStatus.Unknown)),
         catalogSources: planned.catalogSources,
+        conditions: warned,
       });
       return;
     }
-    return execute(ctx, ip, planned.steps, planned.catalogSources);
+    return execute(ctx, ip, planned, warned);
   },
 };
 
+/** Carries out an approved plan; `conditions` are the plan's conditions as they should be now. */
 async function execute(
   ctx: ControllerContext,
   ip: InstallPlan,
-  planned: InstallStep[],
-  catalogSources: string[],
+  planned: PlannedInstall,
+  conditions: InstallPlanCondition[],
 ) {
+  const { catalogSources, warnings } = planned;
   const namespace = ip.metadata.namespace ?? '';
   // After a restart the CSV may exist already: own everything from the first apply.
-  let steps = ownByExistingCSVs(ctx, namespace, planned);
+  let steps = ownByExistingCSVs(ctx, namespace, planned.steps);
   const done = new Set<InstallStep>();
   const status = () => steps.map((s) => asStep(s, done.has(s) ? StepStatus.Created : StepStatus.Unknown));
   const startTime = ip.status?.startTime ?? formatTime(ctx.clock.now());
   const base = { phase: InstallPlanPhase.Installing, catalogSources, startTime };
   // Say that the plan is being carried out before carrying it out (`kubectl get ip -w` shows it).
   if (ip.status?.phase !== InstallPlanPhase.Installing)
-    await writeStatus(ctx, ip, { ...base, plan: status() });
+    await writeStatus(ctx, ip, { ...base, plan: status(), conditions });
+  // Every field pruned from what this run applies (each run applies the whole plan again).
+  const pruned: Problem[] = [];
+  const report = (now: number) =>
+    warningConditions(conditions, { warnings, pruned: uniqueProblems(pruned) }, now);
 
   for (const group of stepsByPhase(steps)) {
     const waiting: string[] = [];
     for (const step of group.steps) {
       let applied: unknown;
       try {
-        applied = await ctx.applier.apply(stepObject(step));
+        const object = await prunedStep(ctx, step, pruned);
+        applied = await ctx.applier.apply(object);
       } catch (err) {
         const api = parseApiError(err);
         // Bad requests, invalid and forbidden objects will not get better by retrying.
         if (api !== undefined && isPermanentRejection(api)) {
-          await fail(ctx, ip, `${describeStep(step)}: ${formatApiError(api)}`, status());
+          const message = `${describeStep(step)}: ${formatApiError(api)}`;
+          await fail(ctx, ip, message, status(), report(ctx.clock.now()));
+          await reportWarnings(ctx, ip, warnings, uniqueProblems(pruned));
           return;
         }
         throw err;
@@ -118,7 +142,7 @@ async function execute(
         for (let i = 0; i < steps.length; i++) {
           const before = steps[i] as InstallStep;
           const after = owned[i] as InstallStep;
-          if (after !== before) await ctx.applier.apply(stepObject(after));
+          if (after !== before) await ctx.applier.apply(await prunedStep(ctx, after, []));
           if (done.has(before)) done.add(after);
         }
         steps = owned;
@@ -128,21 +152,106 @@ async function execute(
       await writeStatus(ctx, ip, {
         ...base,
         plan: status(),
+        conditions,
         message: `waiting for CustomResourceDefinitions to be Established: ${waiting.join(', ')}`,
       });
       return { requeueAfter: establishPollMs };
     }
   }
 
-  ctx.log.info({ steps: steps.length }, 'installplan complete');
+  ctx.log.info({ steps: steps.length, pruned: pruned.length }, 'installplan complete');
+  const now = ctx.clock.now();
   await writeStatus(ctx, ip, {
     ...base,
     phase: InstallPlanPhase.Complete,
     plan: status(),
-    conditions: setIPCondition(ip, 'True', undefined, '', ctx.clock.now()),
+    conditions: setIPCondition(report(now), 'True', undefined, '', now),
   });
+  await reportWarnings(ctx, ip, warnings, uniqueProblems(pruned));
   await ctx.events.normal(ip, 'InstallSucceeded', `applied ${steps.length} steps`);
   return undefined;
+}
+
+/**
+ * The step's object as it is applied: without the fields its kind's live schema does not
+ * declare (OLM's create would have the API server drop them; server-side apply refuses them).
+ * Each pruned field is added to `pruned`; for a CSV, so are the fields of its Deployment specs
+ * that the Deployments will be applied without.
+ */
+async function prunedStep(ctx: ControllerContext, step: InstallStep, pruned: Problem[]) {
+  const object = stepObject(step);
+  const result = await ctx.schemas.prune(object);
+  pruned.push(...prunedProblems(object, result.fields));
+  if (object.kind === Resources.ClusterServiceVersion.kind) {
+    const deployment = await ctx.schemas.schemaFor('apps/v1', 'Deployment');
+    const spec = deployment && subschema(deployment, ['spec']);
+    if (spec !== undefined) pruned.push(...csvDeploymentProblems(result.value, spec));
+  }
+  return result.value;
+}
+
+/** The plan's Pruned and BundleWarnings conditions, replacing earlier ones (none when nothing to say). */
+function warningConditions(
+  current: readonly InstallPlanCondition[] | undefined,
+  report: { warnings: readonly Problem[]; pruned?: readonly Problem[] },
+  now: number,
+): InstallPlanCondition[] {
+  let conditions = [...(current ?? [])];
+  const put = (type: InstallPlanConditionType, reason: InstallPlanConditionReason, message: string) => {
+    const prev = conditions.find((c) => c.type === type);
+    const others = conditions.filter((c) => c.type !== type);
+    if (message === '') {
+      conditions = others;
+      return;
+    }
+    const t = formatTime(now);
+    const same = prev?.status === 'True' && prev.reason === reason && prev.message === message;
+    conditions = [
+      ...others,
+      same
+        ? prev
+        : {
+            type,
+            status: 'True',
+            reason,
+            message,
+            lastUpdateTime: t,
+            lastTransitionTime: prev?.status === 'True' ? (prev.lastTransitionTime ?? t) : t,
+          },
+    ];
+  };
+  put(
+    InstallPlanConditionType.BundleWarnings,
+    InstallPlanConditionReason.BundleDecodedWithWarnings,
+    warningsMessage(report.warnings),
+  );
+  if (report.pruned !== undefined) {
+    put(
+      InstallPlanConditionType.Pruned,
+      InstallPlanConditionReason.UndeclaredFieldsPruned,
+      report.pruned.length === 0 ? '' : prunedMessage(report.pruned),
+    );
+  }
+  return conditions;
+}
+
+/** A Warning Event on the plan for its bundle warnings and for its pruned fields. */
+async function reportWarnings(
+  ctx: ControllerContext,
+  ip: InstallPlan,
+  warnings: readonly Problem[],
+  pruned: readonly Problem[],
+) {
+  if (warnings.length > 0) {
+    await ctx.events.warning(
+      ip,
+      InstallPlanConditionReason.BundleDecodedWithWarnings,
+      warningsMessage(warnings),
+    );
+  }
+  if (pruned.length > 0) {
+    await ctx.events.warning(ip, InstallPlanConditionReason.UndeclaredFieldsPruned, prunedMessage(pruned));
+  }
 }
 
 /** Objects in a namespace whose CSV exists already get their ownerReference right away. */
@@ -181,13 +290,19 @@ function asStep(s: InstallStep, status: Step['status']): Step {
   return { resolving: s.resolving, resource, status };
 }
 
-async function fail(ctx: ControllerContext, ip: InstallPlan, message: string, plan?: Step[]) {
+async function fail(
+  ctx: ControllerContext,
+  ip: InstallPlan,
+  message: string,
+  plan?: Step[],
+  conditions = ip.status?.conditions,
+) {
   await writeStatus(ctx, ip, {
     phase: InstallPlanPhase.Failed,
     message,
     ...(plan ? { plan } : {}),
     conditions: setIPCondition(
-      ip,
+      conditions,
       'False',
       InstallPlanConditionReason.InstallComponentFailed,
       message,
@@ -198,14 +313,14 @@ async function fail(ctx: ControllerContext, ip: InstallPlan, message: string, pl
 }
 
 function setIPCondition(
-  ip: InstallPlan,
+  conditions: readonly InstallPlanCondition[] | undefined,
   status: 'True' | 'False',
   reason: InstallPlanCondition['reason'],
   message: string,
   now: number,
 ): InstallPlanCondition[] {
-  const others = (ip.status?.conditions ?? []).filter((c) => c.type !== InstallPlanConditionType.Installed);
-  const prev = ip.status?.conditions?.find((c) => c.type === InstallPlanConditionType.Installed);
+  const others = (conditions ?? []).filter((c) => c.type !== InstallPlanConditionType.Installed);
+  const prev = conditions?.find((c) => c.type === InstallPlanConditionType.Installed);
   const t = formatTime(now);
   const condition: InstallPlanCondition = {
     type: InstallPlanConditionType.Installed,

@@ -30,6 +30,7 @@ import { EventRecorder } from '../kube/events.js';
 import { createInformer, type Informer } from '../kube/informer.js';
 import { type Outcome, WorkQueue } from '../kube/workqueue.js';
 import { Builtin } from '../kube/resources.js';
+import { SchemaSource } from '../kube/schemas.js';
 import { startHttpServer, type RunningServer } from '../server/http.js';
 import { createMetrics } from '../server/metrics.js';
 import { UserError } from '../util/errors.js';
@@ -163,6 +164,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     const ctx = {
       client,
       applier,
+      schemas: new SchemaSource({ client, crds: () => informers.crds.list(), clock }),
       events,
       clock,
       informers,

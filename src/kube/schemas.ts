@@ -16,6 +16,8 @@ import {
   documentKindSchema,
   type KindSchema,
   type OpenAPIDocument,
+  type Pruned,
+  pruneObject,
   readOpenAPIDocument,
 } from '../install/prune.js';
 import type { KubeClient } from './client.js';
@@ -79,6 +81,16 @@ export class SchemaSource {
     const crd = this.findCrd(group, kind);
     if (crd !== undefined) return this.crdSchema(crd, version);
     return this.builtinSchema(group, version, kind);
+  }
+
+  /**
+   * `obj` without the fields its kind's live schema does not declare, and their paths; `obj`
+   * itself when there is no schema to prune by.
+   */
+  async prune<T extends { apiVersion?: string; kind?: string }>(obj: T): Promise<Pruned<T>> {
+    if (!obj.apiVersion || !obj.kind) return { value: obj, fields: [] };
+    const schema = await this.schemaFor(obj.apiVersion, obj.kind);
+    return schema === undefined ? { value: obj, fields: [] } : pruneObject(obj, schema);
   }
 
   stats(): SchemaSourceStats {

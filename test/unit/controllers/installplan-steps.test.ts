@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import type { BundleDoc } from '../../../src/apis/fbc.js';
 import type { OperatorGroup } from '../../../src/apis/operators.js';
 import type { CatalogRef, CatalogSnapshot } from '../../../src/controllers/context.js';
-import { installTargets, locateBundle } from '../../../src/controllers/installplan-steps.js';
+import {
+  csvDeploymentProblems,
+  installTargets,
+  locateBundle,
+  prunedMessage,
+  prunedProblems,
+  uniqueProblems,
+  warningsMessage,
+} from '../../../src/controllers/installplan-steps.js';
+import type { KindSchema } from '../../../src/install/prune.js';
 
 const bundle = (name: string): BundleDoc => ({
   schema: 'olm.bundle',
@@ -90,5 +99,102 @@ describe('installTargets', () => {
   it('falls back to the own namespace without exactly one group (the CSV reports why)', () => {
     expect(installTargets([], [], 'ops')).toEqual({ operatorGroup: '', namespaces: ['ops'] });
     expect(installTargets([og('a'), og('b')], [], 'ops')).toEqual({ operatorGroup: '', namespaces: ['ops'] });
+  });
+});
+
+describe('what a plan reports about pruned fields', () => {
+  /** DeploymentSpec as the apps/v1 document spells it, trimmed to what the cases use. */
+  const deploymentSpec: KindSchema = {
+    flavor: 'openapi',
+    schema: { $ref: '#/components/schemas/DeploymentSpec' },
+    components: {
+      DeploymentSpec: {
+        type: 'object',
+        properties: {
+          replicas: { type: 'integer' },
+          template: { allOf: [{ $ref: '#/components/schemas/PodTemplateSpec' }] },
+        },
+      },
+      PodTemplateSpec: {
+        type: 'object',
+        properties: { spec: { type: 'object', properties: { containers: { type: 'array' } } } },
+      },
+    },
+  };
+  const csv = {
+    metadata: { name: 'op.v1' },
+    spec: {
+      install: {
+        strategy: 'deployment',
+        spec: {
+          deployments: [
+            { name: 'fine', spec: { replicas: 1 } },
+            {
+              name: 'odd',
+              spec: { replicas: 1, replica: 2, template: { spec: { containers: [], hostname: 'x' } } },
+            },
+          ],
+        },
+      },
+    },
+  };
+
+  it('names the CSV, the deployment and the field of each undeclared field of a Deployment spec', () => {
+    expect(csvDeploymentProblems(csv, deploymentSpec)).toEqual([
+      {
+        object: 'ClusterServiceVersion/op.v1, deployment odd',
+        field: 'spec.install.spec.deployments[1].spec.replica',
+        message: 'not declared in apps/v1 DeploymentSpec; left out of the Deployment',
+      },
+      {
+        object: 'ClusterServiceVersion/op.v1, deployment odd',
+        field: 'spec.install.spec.deployments[1].spec.template.spec.hostname',
+        message: 'not declared in apps/v1 DeploymentSpec; left out of the Deployment',
+      },
+    ]);
+  });
+
+  it('finds nothing in a CSV without an install strategy', () => {
+    expect(csvDeploymentProblems({ metadata: { name: 'x' }, spec: {} }, deploymentSpec)).toEqual([]);
+    expect(csvDeploymentProblems({ metadata: { name: 'x' } }, deploymentSpec)).toEqual([]);
+  });
+
+  it('names each object once with its fields, in the order they were found', () => {
+    const problems = uniqueProblems([
+      ...prunedProblems(
+        {
+          apiVersion: 'operators.coreos.com/v1alpha1',
+          kind: 'ClusterServiceVersion',
+          metadata: { name: 'op.v1' },
+        },
+        ['spec.MinKubeVersion', 'spec.customresourcedefinitions.owned[0].group'],
+      ),
+      ...prunedProblems({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'metrics' } }, ['spec.port']),
+      ...prunedProblems({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'metrics' } }, ['spec.port']),
+    ]);
+    expect(problems).toHaveLength(3);
+    expect(problems[2]).toEqual({
+      object: 'Service/metrics',
+      field: 'spec.port',
+      message: 'not declared in the schema of v1 Service',
+    });
+    expect(prunedMessage(problems)).toBe(
+      'removed fields their schema does not declare (the API server drops them when OLM creates the objects): ' +
+        'ClusterServiceVersion/op.v1: spec.MinKubeVersion, spec.customresourcedefinitions.owned[0].group; ' +
+        'Service/metrics: spec.port',
+    );
+  });
+
+  it('lists bundle warnings with their object and field', () => {
+    expect(
+      warningsMessage([
+        {
+          object: 'bundle op.v1, CustomResourceDefinition/a.x.io',
+          field: 'apiVersion',
+          message: 'converted to v1',
+        },
+        { message: 'plain' },
+      ]),
+    ).toBe('bundle op.v1, CustomResourceDefinition/a.x.io: apiVersion: converted to v1; plain');
   });
 });

@@ -224,7 +224,12 @@ describe('pruneObject with a CRD structural schema', () => {
     {
       name: 'logical junctors declare nothing: allOf, anyOf and oneOf only validate',
       schema: obj({
-        spec: { type: 'object', allOf: [obj({ a: str })], anyOf: [obj({ b: str })], properties: {} },
+        spec: {
+          type: 'object',
+          allOf: [obj({ a: str })],
+          anyOf: [obj({ b: str })],
+          properties: {},
+        } as SchemaNode,
       }),
       input: { spec: { a: 'a', b: 'b' } },
       want: { spec: {} },
@@ -513,7 +518,7 @@ function sampleArb(s: SchemaNode): fc.Arbitrary<Sample> {
       const dirty: Record<string, unknown> = {};
       const clean: Record<string, unknown> = {};
       const extra: string[] = [];
-      for (const [k, x] of Object.entries(declared)) {
+      for (const [k, x] of Object.entries(declared) as [string, Sample][]) {
         dirty[k] = x.dirty;
         clean[k] = x.clean;
         extra.push(...x.extra.map((p) => join(k, p)));

@@ -244,8 +244,8 @@ describe('SchemaSource, custom resources', () => {
     const changed = crd();
     changed.spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties = {
       size: { type: 'integer' },
-      colour: { type: 'string' } as never,
-    };
+      colour: { type: 'string' },
+    } as never;
     crds = [changed];
     const after = await source.schemaFor('x.io/v1', 'Widget');
     const obj = { spec: { size: 1, colour: 'red' } };
