@@ -483,7 +483,8 @@ export interface Descriptor {
   displayName?: string;
   description?: string;
   'x-descriptors'?: string[];
-  value?: unknown;
+  /** Raw JSON, base64-encoded (OLM's `json.RawMessage`). */
+  value?: string;
 }
 
 export interface APIResourceReference {
@@ -540,7 +541,7 @@ export interface WebhookDescription {
   failurePolicy?: string;
   matchPolicy?: string;
   objectSelector?: LabelSelector;
-  sideEffects?: string;
+  sideEffects: string;
   timeoutSeconds?: number;
   admissionReviewVersions: string[];
   reinvocationPolicy?: string;
@@ -571,6 +572,8 @@ export interface ClusterServiceVersionSpec {
   install: NamedInstallStrategy;
   /** A semantic version (OLM's OperatorVersion serialises as a string). */
   version?: string;
+  /** Tells builds of one version apart; a semver pre-release such as `1` or `2.rc-1`. */
+  release?: string;
   maturity?: string;
   customresourcedefinitions?: CustomResourceDefinitions;
   apiservicedefinitions?: APIServiceDefinitions;
@@ -691,11 +694,17 @@ export type OperatorGroup = Omit<
 // ---------------------------------------------------------------------------------------------
 // OperatorCondition (v2)
 
+/**
+ * A condition an administrator sets in `spec.overrides`: OLM's CRD lets it leave out
+ * `lastTransitionTime`, and OLM's documented examples do.
+ */
+export type ConditionOverride = Omit<Condition, 'lastTransitionTime'> & { lastTransitionTime?: Time };
+
 export interface OperatorConditionSpec {
   serviceAccounts?: string[];
   deployments?: string[];
   /** Set by cluster admins; wins over what the operator reports in `conditions`. */
-  overrides?: Condition[];
+  overrides?: ConditionOverride[];
   /** Set by the operator itself. */
   conditions?: Condition[];
 }

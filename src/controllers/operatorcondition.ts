@@ -4,21 +4,38 @@
  * writes spec, the status is what Bosun's upgrade logic reads), with an admin's
  * `spec.overrides` winning over the operator's condition of the same type, as in OLM.
  */
-import type { Condition } from '../apis/meta.js';
-import type { OperatorCondition } from '../apis/operators.js';
+import type { Condition, Time } from '../apis/meta.js';
+import type { ConditionOverride, OperatorCondition } from '../apis/operators.js';
 import { Resources } from '../apis/operators.js';
-import { statusChanged } from '../kube/conditions.js';
+import { formatTime, statusChanged } from '../kube/conditions.js';
 import type { Controller } from './context.js';
 
 const apiVersion = `${Resources.OperatorCondition.group}/${Resources.OperatorCondition.version}`;
 const keyOf = (c: OperatorCondition) => `${c.metadata.namespace ?? ''}/${c.metadata.name ?? ''}`;
 
-/** The operator's conditions with the overrides put in their place (or appended). */
-export function effectiveConditions(spec: OperatorCondition['spec']): Condition[] {
-  const overrides = new Map((spec?.overrides ?? []).map((c) => [c.type, c]));
+/**
+ * The operator's conditions with the overrides put in their place (or appended). An override
+ * may leave out lastTransitionTime: it keeps the time of the `previous` condition of its type
+ * when the status is unchanged, and is stamped `now` otherwise.
+ */
+export function effectiveConditions(
+  spec: OperatorCondition['spec'],
+  previous: readonly Condition[] = [],
+  now?: Time,
+): Condition[] {
+  const stamped = (o: ConditionOverride): Condition => {
+    if (o.lastTransitionTime !== undefined) return { ...o, lastTransitionTime: o.lastTransitionTime };
+    const before = previous.find((p) => p.type === o.type && p.status === o.status);
+    const at = before?.lastTransitionTime ?? now;
+    if (at === undefined)
+      throw new Error(`override ${o.type} has no lastTransitionTime and no time was given`);
+    return { ...o, lastTransitionTime: at };
+  };
+  const all = (spec?.overrides ?? []).map(stamped);
+  const overrides = new Map(all.map((c) => [c.type, c]));
   const out = (spec?.conditions ?? []).map((c) => overrides.get(c.type) ?? c);
   const seen = new Set(out.map((c) => c.type));
-  for (const o of spec?.overrides ?? []) if (!seen.has(o.type)) out.push(o);
+  for (const o of all) if (!seen.has(o.type)) out.push(o);
   return out;
 }
 
@@ -34,7 +51,7 @@ export const operatorConditionController: Controller = {
   reconcile: (ctx) => async (key) => {
     const oc = ctx.informers.operatorConditions.get(key);
     if (oc === undefined || oc.metadata.deletionTimestamp) return;
-    const conditions = effectiveConditions(oc.spec);
+    const conditions = effectiveConditions(oc.spec, oc.status?.conditions ?? [], formatTime(ctx.clock.now()));
     if (!statusChanged(oc.status?.conditions ?? [], conditions, [])) return;
     await ctx.applier.applyStatus({
       apiVersion,

@@ -15,24 +15,15 @@ import {
   type UpdateStrategy,
 } from '../operators.js';
 import { condition, icon } from './common.js';
+import { affinity, quantity, toleration } from './kubernetes.js';
 import { type CrdDefinition, resourceSchema } from './definition.js';
-import {
-  array,
-  embeddedObject,
-  integer,
-  intOrString,
-  map,
-  object,
-  oneOf,
-  required,
-  string,
-  time,
-} from './schema.js';
+import { array, integer, map, object, oneOf, required, string, time } from './schema.js';
 
 const spec = object<CatalogSourceSpec>(
   {
+    // No enum, as in OLM: the controller reports a type it does not know in the status.
     sourceType: required(
-      oneOf(Object.values(SourceType), {
+      string<SourceType>({
         description:
           'Where the catalog comes from: grpc (an FBC catalog image, or the address of a running registry), ' +
           'configmap (FBC documents in a ConfigMap), http (a URL serving FBC), internal (old name of configmap).',
@@ -50,11 +41,11 @@ const spec = object<CatalogSourceSpec>(
     image: string({ description: 'For grpc sources: the catalog image.' }),
     grpcPodConfig: object<GrpcPodConfig>({
       nodeSelector: map(string()),
-      tolerations: array(embeddedObject()),
-      affinity: embeddedObject(),
+      tolerations: array(toleration()),
+      affinity: affinity(),
       priorityClassName: string(),
       securityContextConfig: oneOf(Object.values(SecurityConfig)),
-      memoryTarget: intOrString(),
+      memoryTarget: quantity(),
       extractContent: object<ExtractContentConfig>({
         cacheDir: string(),
         catalogDir: required(string()),
@@ -101,7 +92,7 @@ const status = object<CatalogSourceStatus>(
       lastObservedState: required(string()),
       lastConnect: time(),
     }),
-    conditions: array<Condition>(condition()),
+    conditions: array<Condition>(condition(), { listType: 'map', mapKeys: ['type'] }),
   },
   { preserveUnknownFields: true },
 );

@@ -15,7 +15,7 @@ import {
   type DependentStatus,
   type Descriptor,
   type InstallMode,
-  InstallModeType,
+  type InstallModeType,
   type Maintainer,
   type NamedInstallStrategy,
   type RelatedImage,
@@ -31,20 +31,8 @@ import {
 } from '../operators.js';
 import { icon, labelSelector } from './common.js';
 import { type CrdDefinition, resourceSchema } from './definition.js';
-import {
-  anyValue,
-  array,
-  boolean,
-  embeddedObject,
-  integer,
-  intOrString,
-  map,
-  object,
-  oneOf,
-  required,
-  string,
-  time,
-} from './schema.js';
+import { deploymentSpec, intOrString, policyRule, ruleWithOperations } from './kubernetes.js';
+import { array, boolean, integer, map, object, oneOf, required, string, time } from './schema.js';
 
 const descriptor = () =>
   object<Descriptor>({
@@ -52,7 +40,9 @@ const descriptor = () =>
     displayName: string(),
     description: string(),
     'x-descriptors': array(string()),
-    value: anyValue(),
+    // OLM keeps the value as raw JSON bytes, which its CRD describes (and the API server checks)
+    // as a base64 string.
+    value: string({ format: 'byte' }),
   });
 
 const apiResourceReference = () =>
@@ -95,7 +85,7 @@ const permissions = () =>
   array(
     object<StrategyDeploymentPermissions>({
       serviceAccountName: required(string()),
-      rules: required(array(embeddedObject())),
+      rules: required(array(policyRule())),
     }),
   );
 
@@ -107,7 +97,7 @@ const install = object<NamedInstallStrategy>(
         array(
           object<StrategyDeploymentSpec>({
             name: required(string()),
-            spec: required(embeddedObject({ description: 'An apps/v1 DeploymentSpec.' })),
+            spec: required(deploymentSpec({ description: 'An apps/v1 DeploymentSpec.' })),
             label: map(string()),
           }),
         ),
@@ -125,11 +115,11 @@ const webhook = object<WebhookDescription>({
   deploymentName: string(),
   containerPort: integer({ format: 'int32', minimum: 1, maximum: 65535, default: 443 }),
   targetPort: intOrString(),
-  rules: array(embeddedObject()),
+  rules: array(ruleWithOperations()),
   failurePolicy: string(),
   matchPolicy: string(),
   objectSelector: labelSelector(),
-  sideEffects: string(),
+  sideEffects: required(string()),
   timeoutSeconds: integer({ format: 'int32' }),
   admissionReviewVersions: required(array(string())),
   reinvocationPolicy: string(),
@@ -143,6 +133,19 @@ const spec = object<ClusterServiceVersionSpec>(
   {
     install: required(install),
     version: string({ description: 'The semantic version of the operator.' }),
+    release: string({
+      maxLength: 20,
+      description:
+        'Tells builds of the same version apart, in the form of a semver pre-release: 1, 2.rc-1, ...',
+      rules: [
+        {
+          rule: "self.split('.').all(id, id.matches('^(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)$'))",
+          message:
+            'must be dot-separated identifiers of letters, digits and hyphens, with no leading zero in a number ' +
+            '(a semver pre-release, e.g. 1, 2.rc-1)',
+        },
+      ],
+    }),
     maturity: string(),
     customresourcedefinitions: object<CustomResourceDefinitions>(
       { owned: array(crdDescription()), required: array(crdDescription()) },
@@ -170,7 +173,8 @@ const spec = object<ClusterServiceVersionSpec>(
     icon: array(icon()),
     installModes: array(
       object<InstallMode>({
-        type: required(oneOf(Object.values(InstallModeType))),
+        // No enum, as in OLM: an unknown type is an install mode the operator does not have.
+        type: required(string<InstallModeType>()),
         supported: required(boolean()),
       }),
       {
@@ -263,6 +267,12 @@ export const clusterServiceVersionCrd: CrdDefinition = {
       type: 'string',
       jsonPath: '.spec.version',
       description: 'The version of the operator',
+    },
+    {
+      name: 'Release',
+      type: 'string',
+      jsonPath: '.spec.release',
+      description: 'Which build of the version it is',
     },
     {
       name: 'Replaces',

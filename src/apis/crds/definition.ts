@@ -16,8 +16,14 @@ export interface CrdDefinition {
   shortNames: string[];
   categories: string[];
   printerColumns: PrinterColumn[];
-  /** The whole object's schema (see `resourceSchema`). */
+  /** The whole object's schema (see `resourceSchema`) in the stored version, `resource.version`. */
   schema: JSONSchemaProps;
+  /**
+   * Older versions that are still served, as OLM serves them, so manifests written for them
+   * keep working. Objects are stored in `resource.version` unchanged but for `apiVersion` (no
+   * conversion webhook), so an older schema must be a subset of the stored one.
+   */
+  olderVersions?: { name: string; schema: JSONSchemaProps }[];
 }
 
 /**

@@ -8,6 +8,7 @@ import { apiVersionOf } from '../meta.js';
 import { catalogSourceCrd } from './catalogsource.js';
 import { clusterServiceVersionCrd } from './clusterserviceversion.js';
 import type { CrdDefinition } from './definition.js';
+import type { JSONSchemaProps } from './schema.js';
 import { installPlanCrd } from './installplan.js';
 import { operatorConditionCrd } from './operatorcondition.js';
 import { operatorGroupCrd } from './operatorgroup.js';
@@ -32,14 +33,17 @@ export function crdName(def: CrdDefinition): string {
 /** The CustomResourceDefinition object (apiextensions.k8s.io/v1) for one kind, as plain JSON. */
 export function renderCrd(def: CrdDefinition): Record<string, unknown> {
   const { resource } = def;
-  const version: Record<string, unknown> = {
-    name: resource.version,
-    served: true,
-    storage: true,
-    schema: { openAPIV3Schema: def.schema },
-    subresources: { status: {} },
+  const version = (name: string, schema: JSONSchemaProps, storage: boolean): Record<string, unknown> => {
+    const v: Record<string, unknown> = {
+      name,
+      served: true,
+      storage,
+      schema: { openAPIV3Schema: schema },
+      subresources: { status: {} },
+    };
+    if (def.printerColumns.length > 0) v.additionalPrinterColumns = def.printerColumns;
+    return v;
   };
-  if (def.printerColumns.length > 0) version.additionalPrinterColumns = def.printerColumns;
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -58,7 +62,10 @@ export function renderCrd(def: CrdDefinition): Record<string, unknown> {
         categories: def.categories,
       },
       scope: resource.namespaced ? 'Namespaced' : 'Cluster',
-      versions: [version],
+      versions: [
+        version(resource.version, def.schema, true),
+        ...(def.olderVersions ?? []).map((v) => version(v.name, v.schema, false)),
+      ],
     },
   };
 }

@@ -19,6 +19,7 @@ const spec = object<InstallPlanSpec>(
     source: string(),
     sourceNamespace: string(),
     clusterServiceVersionNames: required(array(string(), { description: 'The CSVs this plan installs.' })),
+    // Deliberately stricter than OLM, which takes any other value as Automatic.
     approval: required(oneOf(Object.values(Approval))),
     approved: required(boolean({ description: 'Set to true to let a Manual plan proceed.' })),
     generation: integer(),

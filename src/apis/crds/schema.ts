@@ -23,10 +23,19 @@ export interface JSONSchemaProps {
   properties?: Record<string, JSONSchemaProps>;
   items?: JSONSchemaProps;
   additionalProperties?: JSONSchemaProps;
+  anyOf?: JSONSchemaProps[];
   'x-kubernetes-preserve-unknown-fields'?: boolean;
   'x-kubernetes-int-or-string'?: boolean;
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
+  'x-kubernetes-map-type'?: 'atomic' | 'granular';
+  'x-kubernetes-validations'?: ValidationRule[];
+}
+
+/** A CEL rule the API server checks on a value (`self`); `message` says what is wrong. */
+export interface ValidationRule {
+  rule: string;
+  message: string;
 }
 
 declare const describes: unique symbol;
@@ -66,13 +75,20 @@ export function required<T>(schema: Schema<T>): RequiredField<T> {
 
 /** A string; `T` narrows it for fields typed as a union of strings without restricting values. */
 export function string<T extends string = string>(
-  opts?: Options & { pattern?: string; minLength?: number; maxLength?: number; format?: string },
+  opts?: Options & {
+    pattern?: string;
+    minLength?: number;
+    maxLength?: number;
+    format?: string;
+    rules?: ValidationRule[];
+  },
 ): Schema<T> {
   const json: JSONSchemaProps = { type: 'string' };
   if (opts?.format !== undefined) json.format = opts.format;
   if (opts?.pattern !== undefined) json.pattern = opts.pattern;
   if (opts?.minLength !== undefined) json.minLength = opts.minLength;
   if (opts?.maxLength !== undefined) json.maxLength = opts.maxLength;
+  if (opts?.rules !== undefined) json['x-kubernetes-validations'] = opts.rules;
   return { json: withDescription(json, opts) };
 }
 
@@ -106,17 +122,30 @@ export function boolean(opts?: Options): Schema<boolean> {
   return { json: withDescription({ type: 'boolean' }, opts) };
 }
 
+/** An integer or a string (a port number or name), as Kubernetes' IntOrString is described. */
 export function intOrString(opts?: Options): Schema<number | string> {
-  return { json: withDescription({ 'x-kubernetes-int-or-string': true }, opts) };
+  return {
+    json: withDescription(
+      { anyOf: [{ type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true },
+      opts,
+    ),
+  };
 }
 
+/**
+ * A list. `listType` says how server-side apply merges it: `atomic` (replaced whole), `set`
+ * (unique scalars) or `map` (entries keyed by `mapKeys`, which must be unique).
+ */
 export function array<T>(
   items: Schema<T>,
-  opts?: Options & { minItems?: number; listType?: 'atomic' | 'set' },
+  opts?: Options & { minItems?: number } & (
+      { listType?: 'atomic' | 'set' } | { listType: 'map'; mapKeys: (keyof T & string)[] }
+    ),
 ): Schema<T[]> {
   const json: JSONSchemaProps = { type: 'array', items: items.json };
   if (opts?.minItems !== undefined) json.minItems = opts.minItems;
   if (opts?.listType !== undefined) json['x-kubernetes-list-type'] = opts.listType;
+  if (opts?.listType === 'map') json['x-kubernetes-list-map-keys'] = opts.mapKeys;
   return { json: withDescription(json, opts) };
 }
 

@@ -10,31 +10,29 @@ import {
   type SubscriptionStatus,
 } from '../operators.js';
 import { conditionStatus, labelSelector, objectReference } from './common.js';
-import { type CrdDefinition, resourceSchema } from './definition.js';
 import {
-  array,
-  boolean,
-  embeddedObject,
-  integer,
-  map,
-  object,
-  oneOf,
-  required,
-  string,
-  time,
-} from './schema.js';
+  affinity,
+  envFromSource,
+  envVar,
+  resourceRequirements,
+  toleration,
+  volume,
+  volumeMount,
+} from './kubernetes.js';
+import { type CrdDefinition, resourceSchema } from './definition.js';
+import { array, boolean, integer, map, object, oneOf, required, string, time } from './schema.js';
 
 const config = object<SubscriptionConfig>(
   {
     selector: labelSelector(),
     nodeSelector: map(string()),
-    tolerations: array(embeddedObject()),
-    resources: embeddedObject(),
-    envFrom: array(embeddedObject()),
-    env: array(embeddedObject()),
-    volumes: array(embeddedObject()),
-    volumeMounts: array(embeddedObject()),
-    affinity: embeddedObject(),
+    tolerations: array(toleration()),
+    resources: resourceRequirements(),
+    envFrom: array(envFromSource()),
+    env: array(envVar()),
+    volumes: array(volume()),
+    volumeMounts: array(volumeMount()),
+    affinity: affinity(),
     annotations: map(string()),
   },
   { description: "Settings merged into the operator's Deployments (env, resources, scheduling, volumes)." },
@@ -47,6 +45,7 @@ const spec = object<SubscriptionSpec>(
     name: required(string({ description: 'The package to install.' })),
     channel: string({ description: "The channel to follow; the package's default channel if empty." }),
     startingCSV: string({ description: 'The version (CSV name) to install first.' }),
+    // Deliberately stricter than OLM, which takes any other value (a typo too) as Automatic.
     installPlanApproval: oneOf(Object.values(Approval), {
       description:
         'Automatic installs upgrades as they appear; Manual waits until an InstallPlan is approved.',
@@ -72,7 +71,7 @@ const status = object<SubscriptionStatus>(
     state: string({ description: 'UpgradePending, AtLatestKnown, UpgradeAvailable or UpgradeFailed.' }),
     reason: string(),
     installPlanGeneration: integer(),
-    installPlanRef: objectReference('The latest InstallPlan that contains the current CSV.'),
+    installPlanRef: objectReference({ description: 'The latest InstallPlan that contains the current CSV.' }),
     catalogHealth: array(
       object<SubscriptionCatalogHealth>({
         catalogSourceRef: required(objectReference()),

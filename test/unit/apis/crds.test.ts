@@ -82,7 +82,7 @@ describe('generated CRDs', () => {
     ['CatalogSource', ['Display', 'Type', 'Publisher', 'Age']],
     ['Subscription', ['Package', 'Source', 'Channel']],
     ['InstallPlan', ['CSV', 'Approval', 'Approved']],
-    ['ClusterServiceVersion', ['Display', 'Version', 'Replaces', 'Phase']],
+    ['ClusterServiceVersion', ['Display', 'Version', 'Release', 'Replaces', 'Phase']],
   ])('kubectl get shows the same columns for %s as OLM: %j', (kind, columns) => {
     const def = crdDefinitions.find((d) => d.resource.kind === kind)!;
     expect(def.printerColumns.map((c) => c.name)).toEqual(columns);
