@@ -2,6 +2,7 @@
  * `npm run bench -- <suite> [<suite>...]` runs benchmark suites and prints one JSON object per
  * figure on stdout: {"name", "value", "unit", "inputs"}. Benchmarks report; they never fail on a
  * figure. Each suite is `test/bench/<suite>.bench.ts` with a default export `(emit) => Promise<void>`.
+ * Without names every suite runs but the long ones (`corpus-install`, `soak`), which run only when named.
  *
  * On a virtual machine the host may run other guests on the same cores; the share of CPU time it
  * took while a figure was measured (`steal_pct`, from /proc/stat, since the previous figure) says
@@ -23,6 +24,8 @@ const here = new URL('.', import.meta.url);
 const available = (await readdir(here))
   .filter((f) => f.endsWith('.bench.ts'))
   .map((f) => f.replace('.bench.ts', ''));
+/** Suites that take many minutes run only when named. */
+const onlyWhenNamed = ['corpus-install', 'soak'];
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((w) => !available.includes(w));
 if (unknown.length) {
@@ -57,7 +60,7 @@ const emit: Emit = (f) => {
   since = now;
   process.stdout.write(`${JSON.stringify({ ...f, inputs: { ...f.inputs, ...steal } })}\n`);
 };
-for (const suite of wanted.length ? wanted : available) {
+for (const suite of wanted.length ? wanted : available.filter((s) => !onlyWhenNamed.includes(s))) {
   const mod = (await import(new URL(`./${suite}.bench.ts`, here).href)) as { default: Suite };
   await mod.default((f) => emit({ ...f, inputs: { suite, ...f.inputs } }));
 }
