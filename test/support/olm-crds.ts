@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
-import type { CrdShape } from '../../src/apis/crds/compare.js';
+import { type CrdDifference, type CrdShape, deepEqual } from '../../src/apis/crds/compare.js';
 import { Resources, type OperatorsKind } from '../../src/apis/operators.js';
 
 /** The API module of OLM v0.46.0 (its go.mod requires this version). */
@@ -91,4 +91,66 @@ function safeJson(text: string | undefined): Record<string, unknown> | undefined
   } catch {
     return undefined;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The deliberate differences between Bosun's CRDs and OLM's. Each has a line in the README
+// ("Where Bosun's CRDs differ from OLM's"). The parity tests accept a difference only when exactly
+// one allowance names it, and fail when an allowance no longer matches anything, so the list stays
+// exact.
+
+export interface Allowance {
+  name: string;
+  /** Which kinds it covers; every kind when absent. */
+  kinds?: OperatorsKind[];
+  path: string;
+  aspect: CrdDifference['aspect'];
+  /** What Bosun's CRD has there, exactly (checked, so a change to the difference is noticed). */
+  ours: unknown;
+  theirs: unknown;
+}
+
+export const crdAllowances: Allowance[] = [
+  {
+    name: 'status keeps fields its schema does not list',
+    path: '.status',
+    aspect: 'preserveUnknownFields',
+    ours: { 'x-kubernetes-preserve-unknown-fields': true },
+    theirs: undefined,
+  },
+  {
+    name: 'installPlanApproval is Automatic or Manual',
+    kinds: ['Subscription'],
+    path: '.spec.installPlanApproval',
+    aspect: 'enum',
+    ours: { enum: ['Automatic', 'Manual'] },
+    theirs: undefined,
+  },
+  {
+    name: 'an InstallPlan approval is Automatic or Manual',
+    kinds: ['InstallPlan'],
+    path: '.spec.approval',
+    aspect: 'enum',
+    ours: { enum: ['Automatic', 'Manual'] },
+    theirs: undefined,
+  },
+  {
+    // The accepted values are the same: the integration test sends both CRDs the same releases.
+    name: 'spec.release is checked by a rule of Bosun’s own wording',
+    kinds: ['ClusterServiceVersion'],
+    path: '.spec.release',
+    aspect: 'validations',
+    ours: 'any',
+    theirs: 'any',
+  },
+];
+
+export function allows(a: Allowance, kind: OperatorsKind, d: CrdDifference): boolean {
+  return (
+    (a.kinds === undefined || a.kinds.includes(kind)) &&
+    a.path === d.path &&
+    a.aspect === d.aspect &&
+    (a.ours === 'any' || deepEqual(a.ours, d.ours)) &&
+    (a.theirs === 'any' || deepEqual(a.theirs, d.theirs))
+  );
 }
