@@ -6,7 +6,16 @@ import { writeFileAtomic } from '../util/fs.js';
 import { ensureBinaries, isAlive } from './build.js';
 import { apiRequest, type ClientTLS } from './http.js';
 import { renderKubeconfig } from './kubeconfig.js';
-import { componentCommand, type Layout, layoutFor, logFile, nodeName, type Ports } from './layout.js';
+import {
+  componentCommand,
+  kwokConfiguration,
+  type Layout,
+  layoutFor,
+  logFile,
+  nodeName,
+  nodeObject,
+  type Ports,
+} from './layout.js';
 import { defaultClusterName, stateRoot } from './paths.js';
 import { generatePki, type Pki } from './pki.js';
 import { assertPortFree, freePort } from './ports.js';
@@ -179,11 +188,7 @@ async function writeFiles(layout: Layout, ports: Ports, pki: Pki): Promise<void>
   );
   await writeFile(layout.componentKubeconfig.scheduler, kc('kube-scheduler', pki.scheduler), { mode: 0o600 });
   await writeFile(layout.componentKubeconfig.kwok, kc('admin', pki.admin), { mode: 0o600 });
-  // An explicit, empty kwok configuration, so that a user's ~/.kwok/kwok.yaml never applies here.
-  await writeFile(
-    layout.kwokConfig,
-    'apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions: {}\n',
-  );
+  await writeFile(layout.kwokConfig, kwokConfiguration());
 }
 
 async function startProcess(c: Component, argv: string[], layout: Layout): Promise<number> {
@@ -255,25 +260,7 @@ async function etcdHealthy(port: number): Promise<boolean> {
 }
 
 async function registerNode(port: number, tls: ClientTLS): Promise<void> {
-  const node = {
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: {
-      name: nodeName,
-      labels: {
-        'kubernetes.io/hostname': nodeName,
-        'kubernetes.io/os': 'linux',
-        'kubernetes.io/arch': 'amd64',
-        type: 'kwok',
-      },
-      annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
-    },
-    status: {
-      capacity: { cpu: '32', memory: '256Gi', pods: '250' },
-      allocatable: { cpu: '32', memory: '256Gi', pods: '250' },
-    },
-  };
-  const res = await apiRequest(port, tls, 'POST', '/api/v1/nodes', node);
+  const res = await apiRequest(port, tls, 'POST', '/api/v1/nodes', nodeObject());
   if (res.status !== 201 && res.status !== 409) {
     throw new UserError(`registering node ${nodeName} failed: HTTP ${res.status} ${res.body}`);
   }

@@ -112,9 +112,6 @@ export function componentCommand(c: Component, l: Layout, ports: Ports, bins: Bi
         '--secure-port=0',
         '--leader-elect=false',
         '--use-service-account-credentials=true',
-        // kwok renews the simulated node's heartbeat; on a busy two-core machine a renewal can be
-        // late, and the default 50 s grace would mark the node NotReady and taint it.
-        '--node-monitor-grace-period=5m',
         `--service-account-private-key-file=${pki(l, 'sa.key')}`,
         `--root-ca-file=${pki(l, 'ca.crt')}`,
         `--cluster-signing-cert-file=${pki(l, 'ca.crt')}`,
@@ -147,3 +144,63 @@ export function componentCommand(c: Component, l: Layout, ports: Ports, bins: Bi
 }
 
 export const kubernetesVersion = controlPlaneVersions.kubernetes;
+
+/** How long the simulated node's Lease lasts; kwok renews it every quarter of that, as a kubelet does. */
+export const nodeLeaseDurationSeconds = 40;
+
+/**
+ * kwok's configuration. The node's heartbeat is its Lease in kube-node-lease, renewed by kwok:
+ * without a lease duration kwok renews no Lease and refreshes the node's status only every ten
+ * minutes, so the node-lifecycle controller marks the node NotReady (and every Pod on it unready)
+ * once its grace period passes. An explicit file also keeps a user's ~/.kwok/kwok.yaml out.
+ */
+export function kwokConfiguration(): string {
+  return [
+    'apiVersion: config.kwok.x-k8s.io/v1alpha1',
+    'kind: KwokConfiguration',
+    'options:',
+    `  nodeLeaseDurationSeconds: ${nodeLeaseDurationSeconds}`,
+    '',
+  ].join('\n');
+}
+
+/** Node architecture names for Node.js's `process.arch`. */
+const goArch: Record<string, string> = {
+  x64: 'amd64',
+  arm64: 'arm64',
+  arm: 'arm',
+  ppc64: 'ppc64le',
+  s390x: 's390x',
+};
+
+/**
+ * The simulated node as it is registered: labelled as the node of a real single-node cluster is
+ * (a kubeadm or kind control-plane node that also runs workloads: os and arch, including the
+ * beta labels older operators still select, hostname, and the control-plane role), with room for
+ * every operator of a large catalog.
+ */
+export function nodeObject(arch: string = process.arch) {
+  const nodeArch = goArch[arch] ?? arch;
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name: nodeName,
+      labels: {
+        'beta.kubernetes.io/arch': nodeArch,
+        'beta.kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': nodeArch,
+        'kubernetes.io/hostname': nodeName,
+        'kubernetes.io/os': 'linux',
+        'node-role.kubernetes.io/control-plane': '',
+        'node.kubernetes.io/exclude-from-external-load-balancers': '',
+      },
+      annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+    },
+    status: {
+      capacity: { cpu: '32', memory: '256Gi', pods: '1000' },
+      allocatable: { cpu: '32', memory: '256Gi', pods: '1000' },
+      nodeInfo: { architecture: nodeArch, operatingSystem: 'linux' },
+    },
+  };
+}

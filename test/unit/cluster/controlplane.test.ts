@@ -6,7 +6,14 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ensureBinaries } from '../../../src/cluster/build.js';
 import { renderKubeconfig } from '../../../src/cluster/kubeconfig.js';
-import { componentCommand, layoutFor } from '../../../src/cluster/layout.js';
+import {
+  componentCommand,
+  kwokConfiguration,
+  layoutFor,
+  nodeLeaseDurationSeconds,
+  nodeName,
+  nodeObject,
+} from '../../../src/cluster/layout.js';
 import { recipeRoot } from '../../../src/cluster/paths.js';
 import { generatePki } from '../../../src/cluster/pki.js';
 import { type Component, components, controlPlaneVersions } from '../../../src/cluster/versions.js';
@@ -80,8 +87,33 @@ describe('component command lines', () => {
     );
     expect(flags('kube-scheduler')).toContain(`--kubeconfig=${layout.componentKubeconfig.scheduler}`);
     expect(flags('kube-controller-manager')).toContain('--secure-port=0');
-    expect(flags('kube-controller-manager')).toContain('--node-monitor-grace-period=5m');
+    // The node stays Ready by its Lease, not by a longer grace period.
+    expect(flags('kube-controller-manager').some((f) => f.startsWith('--node-monitor-grace-period'))).toBe(
+      false,
+    );
     expect(flags('kube-scheduler')).toContain('--secure-port=0');
+  });
+});
+
+describe('the simulated node', () => {
+  it('is given a Lease that kwok renews, the heartbeat the node-lifecycle controller reads', () => {
+    const config = parse(kwokConfiguration()) as { kind: string; options: Record<string, unknown> };
+    expect(config.kind).toBe('KwokConfiguration');
+    expect(config.options.nodeLeaseDurationSeconds).toBe(nodeLeaseDurationSeconds);
+    expect(nodeLeaseDurationSeconds).toBeGreaterThan(0);
+  });
+
+  it('is labelled like the node of a real single-node cluster', () => {
+    const labels = nodeObject('x64').metadata.labels;
+    expect(labels).toMatchObject({
+      'kubernetes.io/os': 'linux',
+      'kubernetes.io/arch': 'amd64',
+      'beta.kubernetes.io/os': 'linux',
+      'beta.kubernetes.io/arch': 'amd64',
+      'kubernetes.io/hostname': nodeName,
+      'node-role.kubernetes.io/control-plane': '',
+    });
+    expect(nodeObject('arm64').metadata.labels['kubernetes.io/arch']).toBe('arm64');
   });
 });
 
