@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { constants } from 'node:fs';
+import { constants, writeSync } from 'node:fs';
 import { access, mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UserError } from '../util/errors.js';
@@ -40,10 +40,29 @@ const targets: Target[] = [
 
 export type Binaries = Record<Component, string>;
 
+/** Where one recipe's build is: which binaries, which step, how far, since when, and its log. */
+export interface BuildStatus {
+  /** The binaries this recipe builds, e.g. `kwok`. */
+  components: Component[];
+  step: 'resolving modules' | 'compiling' | 'linking' | 'done';
+  /** Packages compiled so far and in all (while compiling), or modules downloaded (while resolving). */
+  done: number;
+  total?: number;
+  elapsedMs: number;
+  log: string;
+}
+
 export interface BuildOptions {
   env?: NodeJS.ProcessEnv;
-  /** Called with one line of progress at a time (e.g. to print on a TTY). */
+  /** Called with one line at each milestone (build started, waiting for another build). */
   onProgress?: (line: string) => void;
+  /** Called as a build advances (often: at every compiled package), for a live status line. */
+  onStatus?: (status: BuildStatus) => void;
+  /**
+   * Build the recipes one after another instead of side by side. Side by side is the default:
+   * one recipe's module downloads and single-threaded links overlap the other's compiling.
+   */
+  serial?: boolean;
 }
 
 export function binDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -82,54 +101,121 @@ export async function ensureBinaries(opts: BuildOptions = {}): Promise<Binaries>
   try {
     const again = await cachedBinaries(env);
     if (again) return again;
-    await goBuild(parent, dir, env, opts.onProgress);
+    await goBuild(parent, dir, env, opts);
     return binariesIn(dir);
   } finally {
     await release();
   }
 }
 
-async function goBuild(
-  parent: string,
-  dir: string,
-  env: NodeJS.ProcessEnv,
-  onProgress?: (l: string) => void,
-) {
+async function goBuild(parent: string, dir: string, env: NodeJS.ProcessEnv, opts: BuildOptions) {
   const go = await findGo(env);
   const tmp = join(parent, `bin.tmp-${process.pid}`);
   await rm(tmp, { recursive: true, force: true });
   await mkdir(tmp, { recursive: true });
   const logFile = join(parent, 'build.log');
   await writeFile(logFile, '');
+  const log = await open(logFile, 'a');
+  opts.onProgress?.(
+    `building the control plane from Go modules with ${go} (first use only, several minutes; log: ${logFile})`,
+  );
+  try {
+    const recipes = ['kube', 'kwok'] as const;
+    const build = (recipe: (typeof recipes)[number]) =>
+      buildRecipe(recipe, { go, tmp, env, log: { fd: log.fd, path: logFile }, onStatus: opts.onStatus });
+    if (opts.serial) for (const r of recipes) await build(r);
+    else await Promise.all(recipes.map(build));
+  } finally {
+    await log.close();
+  }
+  await writeFile(join(tmp, '.complete'), `${versionKey()}\n`);
+  await rm(dir, { recursive: true, force: true });
+  await rename(tmp, dir);
+}
+
+/** `-ldflags` of a recipe: no symbol tables (smaller, faster links), and the Kubernetes version stamped in. */
+function ldflags(recipe: 'kube' | 'kwok'): string {
+  if (recipe === 'kwok') return '-s -w';
   const v = controlPlaneVersions;
-  const ldflags = [
+  return [
     '-s -w',
     `-X k8s.io/component-base/version.gitVersion=${v.kubernetes}`,
     `-X k8s.io/component-base/version.gitMajor=${v.kubernetes.split('.')[0]!.slice(1)}`,
     `-X k8s.io/component-base/version.gitMinor=${v.kubernetes.split('.')[1]}`,
     '-X k8s.io/component-base/version.gitTreeState=clean',
   ].join(' ');
-  for (const recipe of ['kube', 'kwok'] as const) {
-    const pkgs = targets.filter((t) => t.recipe === recipe);
-    onProgress?.(
-      `building ${pkgs.map((t) => t.component).join(', ')} with ${go} (first use only; log: ${logFile})`,
-    );
-    const flags = recipe === 'kube' ? ['-ldflags', ldflags] : ['-ldflags', '-s -w'];
-    const code = await run(go, ['build', '-trimpath', ...flags, '-o', `${tmp}/`, ...pkgs.map((t) => t.pkg)], {
-      cwd: join(recipeRoot, recipe),
-      env: { ...env, GOFLAGS: '-mod=readonly', GOTOOLCHAIN: env.GOTOOLCHAIN ?? 'local' },
-      logFile,
+}
+
+/**
+ * Builds one recipe in two steps so that progress can be told: `go list -deps` resolves the
+ * package graph (downloading modules on first use) and counts the packages; `go build -v` then
+ * names each package as it compiles it.
+ */
+async function buildRecipe(
+  recipe: 'kube' | 'kwok',
+  o: {
+    go: string;
+    tmp: string;
+    env: NodeJS.ProcessEnv;
+    log: { fd: number; path: string };
+    onStatus?: (s: BuildStatus) => void;
+  },
+): Promise<void> {
+  const pkgs = targets.filter((t) => t.recipe === recipe);
+  const started = Date.now();
+  const status = (step: BuildStatus['step'], done: number, total?: number) =>
+    o.onStatus?.({
+      components: pkgs.map((t) => t.component),
+      step,
+      done,
+      ...(total !== undefined ? { total } : {}),
+      elapsedMs: Date.now() - started,
+      log: o.log.path,
     });
-    if (code !== 0) {
-      throw new UserError(
-        `building the local control plane failed (go build exited ${code}); see ${logFile}`,
-      );
-    }
-    for (const t of pkgs) await rename(join(tmp, t.output), join(tmp, t.component));
-  }
-  await writeFile(join(tmp, '.complete'), `${versionKey()}\n`);
-  await rm(dir, { recursive: true, force: true });
-  await rename(tmp, dir);
+  const cwd = join(recipeRoot, recipe);
+  const env = { ...o.env, GOFLAGS: '-mod=readonly', GOTOOLCHAIN: o.env.GOTOOLCHAIN ?? 'local' };
+  const fail = (what: string, code: number) =>
+    new UserError(`building the local control plane failed (${what} exited ${code}); see ${o.log.path}`);
+
+  let downloaded = 0;
+  status('resolving modules', 0);
+  const listed: string[] = [];
+  const listCode = await runGo(o.go, ['list', '-deps', '-f', '{{.ImportPath}}', ...pkgs.map((t) => t.pkg)], {
+    cwd,
+    env,
+    logFd: o.log.fd,
+    onStdout: (line) => listed.push(line),
+    onStderr: (line) => {
+      if (line.startsWith('go: downloading ')) status('resolving modules', ++downloaded);
+    },
+  });
+  if (listCode !== 0) throw fail('go list', listCode);
+
+  // Packages already in Go's build cache are not compiled again (nor named), so the count is an
+  // upper bound; the commands' own packages compile last, and what follows them is linking.
+  const packages = new Set(listed);
+  const mains = new Set(pkgs.map((t) => t.pkg));
+  let compiled = 0;
+  let mainsCompiled = 0;
+  status('compiling', 0, packages.size);
+  const buildCode = await runGo(
+    o.go,
+    ['build', '-v', '-trimpath', '-ldflags', ldflags(recipe), '-o', `${o.tmp}/`, ...pkgs.map((t) => t.pkg)],
+    {
+      cwd,
+      env,
+      logFd: o.log.fd,
+      onStderr: (line) => {
+        if (!packages.has(line)) return;
+        compiled++;
+        if (mains.has(line)) mainsCompiled++;
+        status(mainsCompiled === mains.size ? 'linking' : 'compiling', compiled, packages.size);
+      },
+    },
+  );
+  if (buildCode !== 0) throw fail('go build', buildCode);
+  for (const t of pkgs) await rename(join(o.tmp, t.output), join(o.tmp, t.component));
+  status('done', compiled, packages.size);
 }
 
 /** The Go toolchain: `$BOSUN_GO` if set, else `go` on PATH. */
@@ -152,23 +238,41 @@ async function findGo(env: NodeJS.ProcessEnv): Promise<string> {
   );
 }
 
-function run(
+/**
+ * Runs the go command, copying its output to the build log and handing each line to the
+ * callbacks (go prints package names on stderr with -v, and list results on stdout).
+ */
+function runGo(
   cmd: string,
   args: string[],
-  o: { cwd: string; env: NodeJS.ProcessEnv; logFile: string },
+  o: {
+    cwd: string;
+    env: NodeJS.ProcessEnv;
+    logFd: number;
+    onStdout?: (line: string) => void;
+    onStderr?: (line: string) => void;
+  },
 ): Promise<number> {
   return new Promise((resolve, reject) => {
-    void open(o.logFile, 'a').then((fh) => {
-      const child = spawn(cmd, args, { cwd: o.cwd, env: o.env, stdio: ['ignore', fh.fd, fh.fd] });
-      child.on('error', (err) => {
-        void fh.close();
-        reject(err);
+    const child = spawn(cmd, args, { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const pipe = (stream: NodeJS.ReadableStream, onLine?: (line: string) => void, toLog = true) => {
+      let rest = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        if (toLog) writeSync(o.logFd, chunk);
+        const lines = (rest + chunk).split('\n');
+        rest = lines.pop() ?? '';
+        for (const l of lines) onLine?.(l);
       });
-      child.on('exit', (code) => {
-        void fh.close();
-        resolve(code ?? 1);
+      stream.on('end', () => {
+        if (rest) onLine?.(rest);
       });
-    }, reject);
+    };
+    // The package list is data, not log: keep it out of the log unless it is all there is.
+    pipe(child.stdout, o.onStdout, o.onStdout === undefined);
+    pipe(child.stderr, o.onStderr);
+    child.on('error', reject);
+    child.on('close', (code) => resolve(code ?? 1));
   });
 }
 

@@ -3,7 +3,7 @@ import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { UserError } from '../util/errors.js';
 import { writeFileAtomic } from '../util/fs.js';
-import { ensureBinaries, isAlive } from './build.js';
+import { type BuildStatus, ensureBinaries, isAlive } from './build.js';
 import { apiRequest, type ClientTLS } from './http.js';
 import { renderKubeconfig } from './kubeconfig.js';
 import {
@@ -40,6 +40,8 @@ export interface UpOptions {
   port?: number;
   env?: NodeJS.ProcessEnv;
   onProgress?: (line: string) => void;
+  /** Told as a first-use build of the binaries advances (see BuildStatus). */
+  onBuildStatus?: (status: BuildStatus) => void;
   /** How long to wait for each component to become healthy. */
   timeoutMs?: number;
 }
@@ -99,7 +101,11 @@ export async function up(opts: UpOptions = {}): Promise<ClusterState> {
   }
   await down({ name: layout.name, env });
 
-  const bins = await ensureBinaries({ env, onProgress: say });
+  const bins = await ensureBinaries({
+    env,
+    onProgress: say,
+    ...(opts.onBuildStatus ? { onStatus: opts.onBuildStatus } : {}),
+  });
   const ports: Ports = {
     apiserver: opts.port || (await freePort()),
     etcdClient: await freePort(),

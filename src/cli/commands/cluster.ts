@@ -1,6 +1,7 @@
 import { defaultClusterName } from '../../cluster/paths.js';
 import { UsageError } from '../../util/errors.js';
-import { bool, type Command, type CommandContext, str } from '../command.js';
+import { bool, type Command, str } from '../command.js';
+import { progressReporter } from '../progress.js';
 
 const nameOption = {
   name: {
@@ -11,10 +12,6 @@ const nameOption = {
     description: 'Which local control plane (several may run at once)',
   },
 } as const;
-
-function progress(ctx: CommandContext) {
-  return (line: string) => ctx.stderr.write(`• ${line}\n`);
-}
 
 function parsePort(v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
@@ -36,13 +33,15 @@ const upCommand: Command = {
     port: { type: 'string', valueName: 'PORT', description: 'API server port (default: a free one)' },
   },
   run: async ({ values, ctx }) => {
+    const progress = progressReporter(ctx);
     const state = await (
       await controlPlane()
     ).up({
       name: str(values, 'name'),
       port: parsePort(str(values, 'port')),
       env: ctx.env,
-      onProgress: progress(ctx),
+      onProgress: progress.line,
+      onBuildStatus: progress.build,
     });
     ctx.stdout.write(
       `Control plane "${state.name}" (Kubernetes ${state.kubernetesVersion}) is ready at ${state.server}.\n` +

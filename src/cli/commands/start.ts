@@ -21,7 +21,8 @@ import { defaultClusterName } from '../../cluster/paths.js';
 import type { Applier } from '../../kube/apply.js';
 import { UserError } from '../../util/errors.js';
 import { formatProblem, type Problem } from '../../util/result.js';
-import { type Command, type CommandContext, str } from '../command.js';
+import { type Command, str } from '../command.js';
+import { progressReporter } from '../progress.js';
 import { managerLogger, managerOptions, untilSignal } from './operator.js';
 
 export const GlobalNamespace = 'olm';
@@ -94,10 +95,6 @@ export async function applyDefaults(applier: Applier, catalogDir: string): Promi
   for (const o of objects) await applier.apply(o);
 }
 
-function progress(ctx: CommandContext) {
-  return (line: string) => ctx.stderr.write(`• ${line}\n`);
-}
-
 export const startCommand: Command = {
   name: 'start',
   summary: 'Start Bosun: a local control plane (or KUBECONFIG), the CRDs, the sample catalog and the manager',
@@ -135,7 +132,13 @@ export const startCommand: Command = {
       ctx.stderr.write(`• using the cluster of ${kubeconfig}; no local control plane started\n`);
     } else {
       const { up } = await import('../../cluster/controlplane.js');
-      const state = await up({ name, env: ctx.env, onProgress: progress(ctx) });
+      const progress = progressReporter(ctx);
+      const state = await up({
+        name,
+        env: ctx.env,
+        onProgress: progress.line,
+        onBuildStatus: progress.build,
+      });
       ctx.stderr.write(
         `• control plane "${state.name}" (Kubernetes ${state.kubernetesVersion}) is ready at ${state.server}\n`,
       );
