@@ -76,7 +76,10 @@ describe('the CRDs in deploy/crds on a real API server', () => {
           schema,
         );
     expect(at('status')?.['x-kubernetes-preserve-unknown-fields']).toBe(true);
-    expect(at('spec.install.spec.deployments.[].spec')?.['x-kubernetes-preserve-unknown-fields']).toBe(true);
+    // The pod template's metadata is kept whole (labels, annotations), as in OLM's CRD.
+    expect(
+      at('spec.install.spec.deployments.[].spec.template.metadata')?.['x-kubernetes-preserve-unknown-fields'],
+    ).toBe(true);
     expect(at('spec.webhookdefinitions.[].targetPort')?.['x-kubernetes-int-or-string']).toBe(true);
     client.close();
   });
@@ -96,7 +99,11 @@ describe('the CRDs in deploy/crds on a real API server', () => {
       ...csv,
       metadata: { ...csv.metadata, namespace: ns },
     });
-    expect(storedCsv.spec).toEqual(csv.spec);
+    // Every field kept; the API server only adds defaults, as OLM's CRD has them (a port's protocol).
+    expect(storedCsv.spec).toMatchObject(csv.spec);
+    expect(storedCsv.spec.install.spec?.deployments[0]?.spec.template.spec?.containers[0]?.ports).toEqual([
+      { containerPort: 8080, name: 'metrics', protocol: 'TCP' },
+    ]);
     expect(storedCsv.metadata.annotations?.['olm.skipRange']).toBe('>=0.9.0 <0.9.4');
     client.close();
   });
@@ -237,8 +244,8 @@ describe('the CRDs in deploy/crds on a real API server', () => {
       cells: ['my-etcd', 'etcd', 'operatorhubio-catalog', 'singlenamespace-alpha'],
     });
     expect(await table('clusterserviceversions')).toEqual({
-      columns: ['Name', 'Display', 'Version', 'Replaces', 'Phase'],
-      cells: ['etcdoperator.v0.9.4', 'etcd', '0.9.4', 'etcdoperator.v0.9.2', 'Succeeded'],
+      columns: ['Name', 'Display', 'Version', 'Release', 'Replaces', 'Phase'],
+      cells: ['etcdoperator.v0.9.4', 'etcd', '0.9.4', null, 'etcdoperator.v0.9.2', 'Succeeded'],
     });
     expect(await table('installplans')).toEqual({
       columns: ['Name', 'CSV', 'Approval', 'Approved'],
