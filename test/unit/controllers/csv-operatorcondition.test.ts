@@ -33,6 +33,21 @@ describe('effectiveConditions', () => {
   it('no spec means no conditions', () => {
     expect(effectiveConditions(undefined)).toEqual([]);
   });
+
+  it('an override without lastTransitionTime keeps the time of an unchanged condition, or gets now', () => {
+    const { lastTransitionTime: _, ...untimed } = cond('Upgradeable', 'False', 'Admin');
+    const previous = [
+      { ...cond('Upgradeable', 'False', 'Admin'), lastTransitionTime: '2026-02-02T00:00:00Z' },
+    ];
+    const now = '2026-03-03T00:00:00Z';
+    expect(effectiveConditions({ overrides: [untimed] }, previous, now)).toEqual(previous);
+    expect(effectiveConditions({ overrides: [{ ...untimed, status: 'True' }] }, previous, now)).toEqual([
+      { ...untimed, status: 'True', lastTransitionTime: now },
+    ]);
+    expect(effectiveConditions({ overrides: [untimed] }, [], now)).toEqual([
+      { ...untimed, lastTransitionTime: now },
+    ]);
+  });
 });
 
 describe('operatorConditionObjects', () => {
