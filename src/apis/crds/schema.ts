@@ -122,16 +122,6 @@ export function boolean(opts?: Options): Schema<boolean> {
   return { json: withDescription({ type: 'boolean' }, opts) };
 }
 
-/** An integer or a string (a port number or name), as Kubernetes' IntOrString is described. */
-export function intOrString(opts?: Options): Schema<number | string> {
-  return {
-    json: withDescription(
-      { anyOf: [{ type: 'integer' }, { type: 'string' }], 'x-kubernetes-int-or-string': true },
-      opts,
-    ),
-  };
-}
-
 /**
  * A list. `listType` says how server-side apply merges it: `atomic` (replaced whole), `set`
  * (unique scalars) or `map` (entries keyed by `mapKeys`, which must be unique).
@@ -172,17 +162,4 @@ export function object<T>(
   json.properties = Object.fromEntries(entries.map(([name, s]) => [name, s.json]));
   if (opts?.preserveUnknownFields === true) json['x-kubernetes-preserve-unknown-fields'] = true;
   return { json: withDescription(json, opts) };
-}
-
-/**
- * An object kept as is, for embedded Kubernetes types (a DeploymentSpec, a PolicyRule, a
- * Toleration) that the API server validates where they are finally applied. It fits any field.
- */
-export function embeddedObject(opts?: Options): Schema<never> {
-  return { json: withDescription({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true }, opts) };
-}
-
-/** Any JSON value (OLM's raw JSON fields such as a descriptor's `value`). It fits any field. */
-export function anyValue(opts?: Options): Schema<never> {
-  return { json: withDescription({ 'x-kubernetes-preserve-unknown-fields': true }, opts) };
 }
