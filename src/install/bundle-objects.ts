@@ -4,14 +4,27 @@
  * or YAML object. Decoding finds the single CSV, classifies every other object by kind, and
  * rejects what Bosun does not install, naming the bundle, the object and the field, with every
  * problem found in one pass.
+ *
+ * Manifests of API versions Kubernetes no longer serves (v1beta1 CRDs above all) are converted
+ * to their successors (bundle/upgrade), and what each conversion changed becomes a warning of
+ * the bundle, for the InstallPlan to report. OLM refuses such bundles on Kubernetes 1.22 and
+ * later; Bosun installs them, on purpose.
  */
 import { parseAllDocuments } from 'yaml';
 import type { BundleDoc, BundleObjectProperty, Property } from '../apis/fbc.js';
 import { PropertyType } from '../apis/fbc.js';
 import type { ClusterServiceVersion } from '../apis/operators.js';
+import { upgradeManifest } from '../bundle/upgrade/index.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { validateInstallStrategy } from './csv.js';
-import { InstallableKinds, type KindInfo, kindInfo, type Resource, splitApiVersion } from './kinds.js';
+import {
+  apiVersionFor,
+  InstallableKinds,
+  type KindInfo,
+  kindInfo,
+  type Resource,
+  splitApiVersion,
+} from './kinds.js';
 import { isBase64Alphabet } from '../util/base64.js';
 
 /** One object of a bundle other than its CSV. */
@@ -90,6 +103,7 @@ export function classifyManifests(
   manifests: RawManifest[],
 ): Result<InstallableBundle> {
   const problems: Problem[] = [];
+  const warnings: Problem[] = [];
   const csvs: { at: string; object: Resource }[] = [];
   const objects: BundleObject[] = [];
   const seen = new Map<string, string>();
@@ -100,7 +114,8 @@ export function classifyManifests(
       problems.push(...checked.errors);
       continue;
     }
-    const o = checked.value;
+    const { object: o, warnings: converted } = checked.value;
+    warnings.push(...converted);
     const key = `${o.kind}/${o.name}`;
     const first = seen.get(key);
     if (first !== undefined) {
@@ -126,7 +141,7 @@ export function classifyManifests(
     properties: bundle.properties.filter(
       (p) => p.type !== PropertyType.BundleObject && p.type !== PropertyType.CSVMetadata,
     ),
-    warnings: [],
+    warnings,
   });
 }
 
@@ -222,8 +237,14 @@ function decodeBundleObject(
   return ok({ at, object: doc.toJS() });
 }
 
-/** Checks one manifest's identity and kind, and normalises it to what an install applies. */
-function checkManifest(bundleName: string, m: RawManifest): Result<BundleObject> {
+/**
+ * Checks one manifest's identity and kind, converts it if its API version was removed, and
+ * normalises it to what an install applies. Returns what the conversion changed as warnings.
+ */
+function checkManifest(
+  bundleName: string,
+  m: RawManifest,
+): Result<{ object: BundleObject; warnings: Problem[] }> {
   const at = bundleLabel(bundleName);
   if (!isRecord(m.object)) {
     return fail([{ object: at, field: m.at, message: 'must be a Kubernetes object (a mapping)' }]);
@@ -261,7 +282,11 @@ function checkManifest(bundleName: string, m: RawManifest): Result<BundleObject>
   }
   if (problems.length > 0) return fail(problems);
 
-  const { group, version } = splitApiVersion(apiVersion as string);
+  const upgraded = upgradeManifest(m.object, { object: label });
+  if (!upgraded.ok) return fail(upgraded.errors);
+  const object = upgraded.value.object as Record<string, unknown>;
+  const served = object.apiVersion as string;
+  const { group, version } = splitApiVersion(served);
   const info = kindInfo(kind as string);
   if (info === undefined) {
     const supported = InstallableKinds.map((k) => k.kind).join(', ');
@@ -282,22 +307,26 @@ function checkManifest(bundleName: string, m: RawManifest): Result<BundleObject>
       },
     ]);
   }
-  if (info.kind === 'CustomResourceDefinition' && version !== 'v1') {
+  if (info.versions !== undefined && !info.versions.includes(version)) {
+    const use = info.versions.map((v) => apiVersionFor(info.group, v)).join(' or ');
     return fail([
       {
         object: label,
         field: 'apiVersion',
-        message: `${apiVersion} CRDs are not served by Kubernetes 1.22 and later; convert the CRD to apiextensions.k8s.io/v1`,
+        message: `${served} is not a version Kubernetes serves ${kind} in; use ${use}`,
       },
     ]);
   }
   return ok({
-    group,
-    version,
-    kind: info.kind,
-    name: name as string,
-    info,
-    object: normalise(m.object, name as string),
+    object: {
+      group,
+      version,
+      kind: info.kind,
+      name: name as string,
+      info,
+      object: normalise(object, name as string),
+    },
+    warnings: upgraded.value.warnings,
   });
 }
 

@@ -26,6 +26,12 @@ export interface KindInfo {
   kind: string;
   namespaced: boolean;
   phase: InstallPhase;
+  /**
+   * The versions current Kubernetes serves the kind in, for built-in kinds (and Bosun's own CSV).
+   * Kinds a CRD defines (monitoring, autoscaling) are served in whatever versions their CRD says.
+   * Removed versions of these kinds are converted before this is checked (bundle/upgrade).
+   */
+  versions?: readonly string[];
 }
 
 /**
@@ -33,23 +39,65 @@ export interface KindInfo {
  * the bindings that refer to them, because the API server checks a binding against its role).
  */
 export const InstallableKinds = [
-  { group: 'apiextensions.k8s.io', kind: 'CustomResourceDefinition', namespaced: false, phase: 'CRDs' },
-  { group: '', kind: 'ServiceAccount', namespaced: true, phase: 'ServiceAccounts' },
-  { group: 'rbac.authorization.k8s.io', kind: 'ClusterRole', namespaced: false, phase: 'RBAC' },
-  { group: 'rbac.authorization.k8s.io', kind: 'Role', namespaced: true, phase: 'RBAC' },
-  { group: 'rbac.authorization.k8s.io', kind: 'ClusterRoleBinding', namespaced: false, phase: 'RBAC' },
-  { group: 'rbac.authorization.k8s.io', kind: 'RoleBinding', namespaced: true, phase: 'RBAC' },
-  { group: '', kind: 'Service', namespaced: true, phase: 'Resources' },
-  { group: '', kind: 'ConfigMap', namespaced: true, phase: 'Resources' },
-  { group: '', kind: 'Secret', namespaced: true, phase: 'Resources' },
-  { group: 'scheduling.k8s.io', kind: 'PriorityClass', namespaced: false, phase: 'Resources' },
-  { group: 'networking.k8s.io', kind: 'NetworkPolicy', namespaced: true, phase: 'Resources' },
-  { group: 'policy', kind: 'PodDisruptionBudget', namespaced: true, phase: 'Resources' },
+  {
+    group: 'apiextensions.k8s.io',
+    kind: 'CustomResourceDefinition',
+    namespaced: false,
+    phase: 'CRDs',
+    versions: ['v1'],
+  },
+  { group: '', kind: 'ServiceAccount', namespaced: true, phase: 'ServiceAccounts', versions: ['v1'] },
+  {
+    group: 'rbac.authorization.k8s.io',
+    kind: 'ClusterRole',
+    namespaced: false,
+    phase: 'RBAC',
+    versions: ['v1'],
+  },
+  { group: 'rbac.authorization.k8s.io', kind: 'Role', namespaced: true, phase: 'RBAC', versions: ['v1'] },
+  {
+    group: 'rbac.authorization.k8s.io',
+    kind: 'ClusterRoleBinding',
+    namespaced: false,
+    phase: 'RBAC',
+    versions: ['v1'],
+  },
+  {
+    group: 'rbac.authorization.k8s.io',
+    kind: 'RoleBinding',
+    namespaced: true,
+    phase: 'RBAC',
+    versions: ['v1'],
+  },
+  { group: '', kind: 'Service', namespaced: true, phase: 'Resources', versions: ['v1'] },
+  { group: '', kind: 'ConfigMap', namespaced: true, phase: 'Resources', versions: ['v1'] },
+  { group: '', kind: 'Secret', namespaced: true, phase: 'Resources', versions: ['v1'] },
+  {
+    group: 'scheduling.k8s.io',
+    kind: 'PriorityClass',
+    namespaced: false,
+    phase: 'Resources',
+    versions: ['v1'],
+  },
+  {
+    group: 'networking.k8s.io',
+    kind: 'NetworkPolicy',
+    namespaced: true,
+    phase: 'Resources',
+    versions: ['v1'],
+  },
+  { group: 'policy', kind: 'PodDisruptionBudget', namespaced: true, phase: 'Resources', versions: ['v1'] },
   { group: 'autoscaling.k8s.io', kind: 'VerticalPodAutoscaler', namespaced: true, phase: 'Resources' },
   { group: 'monitoring.coreos.com', kind: 'PrometheusRule', namespaced: true, phase: 'Resources' },
   { group: 'monitoring.coreos.com', kind: 'ServiceMonitor', namespaced: true, phase: 'Resources' },
   { group: 'monitoring.coreos.com', kind: 'PodMonitor', namespaced: true, phase: 'Resources' },
-  { group: 'operators.coreos.com', kind: 'ClusterServiceVersion', namespaced: true, phase: 'CSV' },
+  {
+    group: 'operators.coreos.com',
+    kind: 'ClusterServiceVersion',
+    namespaced: true,
+    phase: 'CSV',
+    versions: ['v1alpha1'],
+  },
 ] as const satisfies readonly KindInfo[];
 
 export type InstallableKind = (typeof InstallableKinds)[number]['kind'];

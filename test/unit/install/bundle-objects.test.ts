@@ -103,6 +103,67 @@ describe('decodeBundle', () => {
     expect(r.value.objects.map((o) => o.kind)).toEqual(kinds.map(([, k]) => k));
   });
 
+  it('converts manifests of removed API versions, and reports each conversion as a warning', () => {
+    const r = decodeBundle(
+      docWith([
+        bundleObjectProperty(csvText),
+        yamlObject(
+          'apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition',
+          'gizmos.example.com',
+          [
+            'spec:',
+            '  group: example.com',
+            '  version: v1alpha1',
+            '  names: {kind: Gizmo, plural: gizmos}',
+            '  additionalPrinterColumns:',
+            '  - {name: Size, type: integer, JSONPath: .spec.size}',
+            '  validation:',
+            '    openAPIV3Schema:',
+            '      properties:',
+            '        spec:',
+            '          properties:',
+            '            size: {type: integer}',
+            '            tags: {type: array, items: {type: string}, uniqueItems: true}',
+            '',
+          ].join('\n'),
+        ),
+        yamlObject('apiVersion: rbac.authorization.k8s.io/v1beta1\nkind: ClusterRole', 'metrics-reader'),
+      ]),
+    );
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    const [crd, role] = r.value.objects;
+    expect(crd).toMatchObject({
+      group: 'apiextensions.k8s.io',
+      version: 'v1',
+      kind: 'CustomResourceDefinition',
+    });
+    expect(crd?.object.apiVersion).toBe('apiextensions.k8s.io/v1');
+    expect(crd?.object.spec).toMatchObject({
+      scope: 'Namespaced',
+      names: { kind: 'Gizmo', plural: 'gizmos', singular: 'gizmo', listKind: 'GizmoList' },
+      versions: [
+        {
+          name: 'v1alpha1',
+          served: true,
+          storage: true,
+          additionalPrinterColumns: [{ name: 'Size', type: 'integer', jsonPath: '.spec.size' }],
+        },
+      ],
+    });
+    expect(role?.object.apiVersion).toBe('rbac.authorization.k8s.io/v1');
+    expect(r.value.warnings.map(formatProblem)).toEqual([
+      `bundle ${BundleName}, CustomResourceDefinition/gizmos.example.com: apiVersion: apiextensions.k8s.io/v1beta1 is not served by Kubernetes 1.22 and later; converted to apiextensions.k8s.io/v1`,
+      `bundle ${BundleName}, CustomResourceDefinition/gizmos.example.com: spec.validation.openAPIV3Schema.properties.spec.properties.tags.uniqueItems: uniqueItems: true is not allowed in apiextensions.k8s.io/v1; dropped, so repeated items are accepted`,
+      `bundle ${BundleName}, ClusterRole/metrics-reader: apiVersion: rbac.authorization.k8s.io/v1beta1 is not served by Kubernetes 1.22 and later; converted to rbac.authorization.k8s.io/v1`,
+    ]);
+  });
+
+  it('a bundle of served API versions has no warnings', () => {
+    const r = decodeBundle(sampleBundleDoc());
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    expect(r.value.warnings).toEqual([]);
+  });
+
   const csv = bundleObjectProperty(csvText);
   const rejections: { name: string; properties: Property[]; expected: string[] }[] = [
     {
@@ -120,16 +181,31 @@ describe('decodeBundle', () => {
       ],
     },
     {
-      name: 'a v1beta1 CRD, which current clusters no longer serve',
+      name: 'a v1beta1 CRD that no conversion can complete (no storage version)',
       properties: [
         csv,
         yamlObject(
           'apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition',
-          'old.example.com',
+          'olds.example.com',
+          'spec:\n  group: example.com\n  names: {kind: Old, plural: olds}\n  versions:\n  - {name: v1, served: true, storage: false}\n',
         ),
       ],
       expected: [
-        `bundle ${BundleName}, CustomResourceDefinition/old.example.com: apiVersion: apiextensions.k8s.io/v1beta1 CRDs are not served by Kubernetes 1.22 and later; convert the CRD to apiextensions.k8s.io/v1`,
+        `bundle ${BundleName}, CustomResourceDefinition/olds.example.com: spec.versions: 0 versions are marked storage; mark exactly one version storage: true (needed to convert apiextensions.k8s.io/v1beta1 to apiextensions.k8s.io/v1)`,
+      ],
+    },
+    {
+      name: 'a removed API without a successor',
+      properties: [csv, yamlObject('apiVersion: policy/v1beta1\nkind: PodSecurityPolicy', 'restricted')],
+      expected: [
+        `bundle ${BundleName}, PodSecurityPolicy/restricted: apiVersion: policy/v1beta1 PodSecurityPolicy was removed in Kubernetes 1.25 without a successor; remove it from the bundle; Pod Security admission (namespace labels) replaces it`,
+      ],
+    },
+    {
+      name: 'a version Kubernetes does not serve the kind in',
+      properties: [csv, yamlObject('apiVersion: rbac.authorization.k8s.io/v1alpha1\nkind: Role', 'ancient')],
+      expected: [
+        `bundle ${BundleName}, Role/ancient: apiVersion: rbac.authorization.k8s.io/v1alpha1 is not a version Kubernetes serves Role in; use rbac.authorization.k8s.io/v1`,
       ],
     },
     {
