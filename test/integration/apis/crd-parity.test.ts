@@ -33,7 +33,7 @@ configureProperties();
 const OracleGroup = 'olm.oracle.test';
 /** The field of the API server's note that CEL rules were skipped because the object was invalid. */
 const noField = '<nil>';
-const Bosun = Resources.ClusterServiceVersion.group;
+const BosunGroup = Resources.ClusterServiceVersion.group;
 
 const olm = await loadOlmCrds();
 if (!olm.ok) console.warn(`skipping the parity of Bosun's CRDs with OLM's on a cluster: ${olm.reason}`);
@@ -212,7 +212,7 @@ describe.skipIf(!olm.ok)(
     /** Sends `manifest` to both and returns both outcomes. */
     const both = async (kind: OperatorsKind, manifest: KubeManifest, version?: string) => {
       const [bosun, oracle] = await Promise.all([
-        dryRunCreate(client, Bosun, kind, ns, manifest, version),
+        dryRunCreate(client, BosunGroup, kind, ns, manifest, version),
         dryRunCreate(client, OracleGroup, kind, ns, manifest, version),
       ]);
       return { bosun, oracle, disagreement: disagreement(bosun, oracle) };
