@@ -13,7 +13,9 @@
  * CSV controller re-scopes the RBAC once the namespace has one group.
  */
 import type { BundleDoc } from '../apis/fbc.js';
-import type { ClusterServiceVersion, InstallPlan } from '../apis/operators.js';
+import { InstallPlanConditionReason, InstallPlanConditionType } from '../apis/conditions.js';
+import type { ClusterServiceVersion, InstallPlan, InstallPlanCondition } from '../apis/operators.js';
+import { formatTime } from '../kube/conditions.js';
 import { decodeBundle } from '../install/bundle-objects.js';
 import {
   type NamespaceInfo,
@@ -193,4 +195,49 @@ export function prunedMessage(problems: readonly Problem[]): string {
 /** The bundle warnings as one message. */
 export function warningsMessage(warnings: readonly Problem[]): string {
   return warnings.map(formatProblem).join('; ');
+}
+
+/** The plan's Pruned and BundleWarnings conditions, replacing earlier ones (none when nothing to say). */
+export function warningConditions(
+  current: readonly InstallPlanCondition[] | undefined,
+  report: { warnings: readonly Problem[]; pruned?: readonly Problem[] },
+  now: number,
+): InstallPlanCondition[] {
+  let conditions = [...(current ?? [])];
+  const put = (type: InstallPlanConditionType, reason: InstallPlanConditionReason, message: string) => {
+    const prev = conditions.find((c) => c.type === type);
+    const others = conditions.filter((c) => c.type !== type);
+    if (message === '') {
+      conditions = others;
+      return;
+    }
+    const t = formatTime(now);
+    const same = prev?.status === 'True' && prev.reason === reason && prev.message === message;
+    conditions = [
+      ...others,
+      same
+        ? prev
+        : {
+            type,
+            status: 'True',
+            reason,
+            message,
+            lastUpdateTime: t,
+            lastTransitionTime: prev?.status === 'True' ? (prev.lastTransitionTime ?? t) : t,
+          },
+    ];
+  };
+  put(
+    InstallPlanConditionType.BundleWarnings,
+    InstallPlanConditionReason.BundleDecodedWithWarnings,
+    warningsMessage(report.warnings),
+  );
+  if (report.pruned !== undefined) {
+    put(
+      InstallPlanConditionType.Pruned,
+      InstallPlanConditionReason.UndeclaredFieldsPruned,
+      report.pruned.length === 0 ? '' : prunedMessage(report.pruned),
+    );
+  }
+  return conditions;
 }

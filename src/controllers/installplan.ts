@@ -26,6 +26,7 @@ import {
   prunedMessage,
   prunedProblems,
   uniqueProblems,
+  warningConditions,
   warningsMessage,
 } from './installplan-steps.js';
 
@@ -188,51 +189,6 @@ async function prunedStep(ctx: ControllerContext, step: InstallStep, pruned: Pro
     if (spec !== undefined) pruned.push(...csvDeploymentProblems(result.value, spec));
   }
   return result.value;
-}
-
-/** The plan's Pruned and BundleWarnings conditions, replacing earlier ones (none when nothing to say). */
-function warningConditions(
-  current: readonly InstallPlanCondition[] | undefined,
-  report: { warnings: readonly Problem[]; pruned?: readonly Problem[] },
-  now: number,
-): InstallPlanCondition[] {
-  let conditions = [...(current ?? [])];
-  const put = (type: InstallPlanConditionType, reason: InstallPlanConditionReason, message: string) => {
-    const prev = conditions.find((c) => c.type === type);
-    const others = conditions.filter((c) => c.type !== type);
-    if (message === '') {
-      conditions = others;
-      return;
-    }
-    const t = formatTime(now);
-    const same = prev?.status === 'True' && prev.reason === reason && prev.message === message;
-    conditions = [
-      ...others,
-      same
-        ? prev
-        : {
-            type,
-            status: 'True',
-            reason,
-            message,
-            lastUpdateTime: t,
-            lastTransitionTime: prev?.status === 'True' ? (prev.lastTransitionTime ?? t) : t,
-          },
-    ];
-  };
-  put(
-    InstallPlanConditionType.BundleWarnings,
-    InstallPlanConditionReason.BundleDecodedWithWarnings,
-    warningsMessage(report.warnings),
-  );
-  if (report.pruned !== undefined) {
-    put(
-      InstallPlanConditionType.Pruned,
-      InstallPlanConditionReason.UndeclaredFieldsPruned,
-      report.pruned.length === 0 ? '' : prunedMessage(report.pruned),
-    );
-  }
-  return conditions;
 }
 
 /** A Warning Event on the plan for its bundle warnings and for its pruned fields. */

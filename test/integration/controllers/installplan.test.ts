@@ -184,11 +184,11 @@ describe('InstallPlan controller', () => {
     );
   });
 
-  it('an object whose fields do not fit its schema fails the plan instead of being retried', async () => {
+  it('an object with a field its schema does not declare is applied without it, and the plan names the field', async () => {
     const { client } = h.ctx;
     const ns = await freshNamespace('ips');
     const bundle = testBundle('0.1.0');
-    // Server-side apply refuses an undeclared field with a 500, not a 422.
+    // Server-side apply would refuse the undeclared field; OLM's create has the server drop it.
     const misfit = {
       apiVersion: 'v1',
       kind: 'ConfigMap',
@@ -201,11 +201,22 @@ describe('InstallPlan controller', () => {
     await createOperatorGroup(client, ns, 'og');
     await createInstallPlan(client, ns, { source: 'misfit' });
 
-    const ip = await ipInPhase(ns, 'install-testop', 'Failed');
-    const installed = ip.status?.conditions?.find((c) => c.type === 'Installed');
-    expect(installed).toMatchObject({ status: 'False', reason: 'InstallComponentFailed' });
-    expect(installed?.message).toContain(`step ConfigMap ${ns}/misfit:`);
-    expect(installed?.message).toContain('field not declared in schema');
+    const ip = await ipInPhase(ns, 'install-testop', 'Complete');
+    const pruned = ip.status?.conditions?.find((c) => c.type === 'Pruned');
+    expect(pruned).toMatchObject({ status: 'True', reason: 'UndeclaredFieldsPruned' });
+    expect(pruned?.message).toContain('ConfigMap/misfit: spec');
+    const cm = await get<{ data?: unknown; spec?: unknown }>(
+      client,
+      `/api/v1/namespaces/${ns}/configmaps/misfit`,
+    );
+    expect(cm?.data).toEqual({ a: 'b' });
+    expect(cm?.spec).toBeUndefined();
+    const events = await eventsFor(client, ns, 'install-testop');
+    expect(events).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'Warning', reason: 'UndeclaredFieldsPruned' }),
+      ]),
+    );
   });
 
   it('a plan whose catalog is not loaded yet waits in Planning and goes on when the catalog arrives', async () => {

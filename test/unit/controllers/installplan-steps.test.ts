@@ -9,6 +9,7 @@ import {
   prunedMessage,
   prunedProblems,
   uniqueProblems,
+  warningConditions,
   warningsMessage,
 } from '../../../src/controllers/installplan-steps.js';
 import type { KindSchema } from '../../../src/install/prune.js';
@@ -196,5 +197,67 @@ describe('what a plan reports about pruned fields', () => {
         { message: 'plain' },
       ]),
     ).toBe('bundle op.v1, CustomResourceDefinition/a.x.io: apiVersion: converted to v1; plain');
+  });
+});
+
+describe('warningConditions', () => {
+  const t0 = Date.parse('2026-01-01T00:00:00Z');
+  const t1 = Date.parse('2026-01-01T00:05:00Z');
+  const installed = { type: 'Installed' as const, status: 'True' as const };
+  const warning = {
+    object: 'bundle op.v1, CustomResourceDefinition/a.x.io',
+    field: 'apiVersion',
+    message: 'converted',
+  };
+  const pruned = { object: 'ClusterServiceVersion/op.v1', field: 'spec.x', message: 'not declared' };
+
+  it('adds a Pruned and a BundleWarnings condition beside the existing ones', () => {
+    const out = warningConditions([installed], { warnings: [warning], pruned: [pruned] }, t0);
+    expect(out).toEqual([
+      installed,
+      {
+        type: 'BundleWarnings',
+        status: 'True',
+        reason: 'BundleDecodedWithWarnings',
+        message: warningsMessage([warning]),
+        lastUpdateTime: '2026-01-01T00:00:00Z',
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+      },
+      {
+        type: 'Pruned',
+        status: 'True',
+        reason: 'UndeclaredFieldsPruned',
+        message: prunedMessage([pruned]),
+        lastUpdateTime: '2026-01-01T00:00:00Z',
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+      },
+    ]);
+  });
+
+  it('keeps a condition that says the same as it is, times included', () => {
+    const first = warningConditions([], { warnings: [warning], pruned: [pruned] }, t0);
+    expect(warningConditions(first, { warnings: [warning], pruned: [pruned] }, t1)).toEqual(first);
+  });
+
+  it('updates a changed message but keeps when it became true', () => {
+    const first = warningConditions([], { warnings: [], pruned: [pruned] }, t0);
+    const next = warningConditions(
+      first,
+      { warnings: [], pruned: [pruned, { ...pruned, field: 'spec.y' }] },
+      t1,
+    );
+    expect(next[0]).toMatchObject({
+      type: 'Pruned',
+      lastUpdateTime: '2026-01-01T00:05:00Z',
+      lastTransitionTime: '2026-01-01T00:00:00Z',
+    });
+    expect(next[0]?.message).toContain('spec.x, spec.y');
+  });
+
+  it('says nothing when there is nothing to say, and leaves Pruned alone when pruning is not known yet', () => {
+    expect(warningConditions([installed], { warnings: [], pruned: [] }, t0)).toEqual([installed]);
+    const withPruned = warningConditions([], { warnings: [], pruned: [pruned] }, t0);
+    expect(warningConditions(withPruned, { warnings: [] }, t1)).toEqual(withPruned);
+    expect(warningConditions(withPruned, { warnings: [], pruned: [] }, t1)).toEqual([]);
   });
 });
