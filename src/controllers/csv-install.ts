@@ -17,22 +17,27 @@ import {
   ownerSelector,
 } from '../install/ownership.js';
 import { rbacForPermissions } from '../install/rbac.js';
+import type { ServingObjects } from '../install/serving.js';
 import { collectionPath, objectPath } from '../kube/client.js';
 import type { ControllerContext } from './context.js';
 import { type RbacRef, staleRbac } from './csv-rbac.js';
 import { csvServiceAccounts } from './csv-requirements.js';
+import { applyServingAfterDeployments } from './csv-serving.js';
 import { deleteIfPresent, Rbac } from './objects.js';
 
 /**
  * Applies, in order: the Roles and bindings for the current OperatorGroup targets (so a change of
  * targets re-scopes them; the ServiceAccounts come from the InstallPlan), the OperatorCondition
- * with the RBAC that lets the operator write it, then the Deployments.
+ * with the RBAC that lets the operator write it, the Services and certificate Secrets of the
+ * Deployments that serve webhooks or API services, then the Deployments, and after them the
+ * webhook configurations, APIServices and CRD conversions (./csv-serving.ts).
  */
 export async function applyInstall(
   ctx: ControllerContext,
   csv: ClusterServiceVersion,
   targets: OperatorGroupTargets,
   deployments: V1Deployment[],
+  serving?: ServingObjects,
 ) {
   const namespace = csv.metadata.namespace ?? '';
   const name = csv.metadata.name ?? '';
@@ -49,7 +54,9 @@ export async function applyInstall(
   }
   await pruneRbac(ctx, csv, targets);
   for (const o of operatorConditionObjects(csv, deployments)) await ctx.applier.apply(o);
+  for (const o of serving?.beforeDeployments ?? []) await ctx.applier.apply(o);
   for (const d of deployments) await applyPruned(ctx, d as KubeObject);
+  if (serving) await applyServingAfterDeployments(ctx, csv, serving);
 }
 
 /**

@@ -1,23 +1,25 @@
 /**
  * Uninstall: objects in a CSV's namespace carry an ownerReference to it, so the garbage
- * collector removes them with it. Cluster-scoped RBAC, and RBAC copied into other target
- * namespaces, cannot be owned by a namespaced CSV; like OLM, Bosun deletes them when it sees the
- * CSV gone, found by their owner labels, and sweeps once at start-up for CSVs deleted while it
- * was down. No finalizer: a CSV stays deletable (and its namespace too) when Bosun is not
- * running. CRDs and custom resources are never deleted.
+ * collector removes them with it. Cluster-scoped RBAC, webhook configurations and APIServices,
+ * and RBAC in other namespaces, cannot be owned by a namespaced CSV; like OLM, Bosun deletes them
+ * when it sees the CSV gone, found by their owner labels, and sweeps once at start-up for CSVs
+ * deleted while it was down. CRDs whose conversion webhook the CSV served go back to strategy
+ * None unless a CSV left in the namespace declares it. No finalizer: a CSV stays deletable (and
+ * its namespace too) when Bosun is not running. CRDs and custom resources are never deleted.
  */
 import type { KubeObject } from '../apis/meta.js';
 import { InstallPlanPhase, Label, Resources } from '../apis/operators.js';
 import { CopiedFromLabel, ownerSelector } from '../install/ownership.js';
 import { collectionPath, objectPath } from '../kube/client.js';
 import type { ControllerContext } from './context.js';
+import { resetOrphanedConversions, ServingClusterResources } from './csv-serving.js';
 import { deleteByLabel, exists, Rbac } from './objects.js';
 
 const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
 
 /**
- * After a CSV is gone: delete the cluster-scoped RBAC and the RBAC in other namespaces that its
- * owner labels point at. Checked against the API (not only the cache) so a CSV that the cache
+ * After a CSV is gone: delete the webhook configurations, APIServices, cluster-scoped RBAC and
+ * RBAC in other namespaces that its owner labels point at, and reset orphaned conversions. Checked against the API (not only the cache) so a CSV that the cache
  * has not seen yet is never cleaned up, and skipped while an InstallPlan is still creating it
  * (its RBAC is applied before the CSV exists).
  */
@@ -34,22 +36,32 @@ export async function cleanupDeleted(ctx: ControllerContext, namespace: string, 
   if (installing) return;
   const selector = ownerSelector({ name, namespace });
   const deleted: string[] = [];
-  for (const resource of [Rbac.ClusterRoleBinding, Rbac.ClusterRole, Rbac.RoleBinding, Rbac.Role]) {
+  // Webhook configurations first: one whose operator is gone can only refuse requests.
+  for (const resource of [
+    ...ServingClusterResources,
+    Rbac.ClusterRoleBinding,
+    Rbac.ClusterRole,
+    Rbac.RoleBinding,
+    Rbac.Role,
+  ]) {
     deleted.push(...(await deleteByLabel(ctx.client, resource, selector)));
   }
-  if (deleted.length > 0) ctx.log.info({ deleted }, 'removed rbac of deleted csv');
+  if (deleted.length > 0) ctx.log.info({ deleted }, 'removed cluster objects of deleted csv');
+  const reset = await resetOrphanedConversions(ctx, namespace);
+  if (reset.length > 0) ctx.log.info({ crds: reset }, 'removed conversion webhooks of deleted csv');
 }
 
 /** Once the caches are filled: enqueue the CSVs that own cluster RBAC but no longer exist. */
 export async function sweepOrphans(ctx: ControllerContext, enqueue: (key: string) => void) {
   try {
     await Promise.all([ctx.informers.csvs.synced(), ctx.informers.installPlans.synced()]);
-    // ClusterRoles, and Roles copied into target namespaces: neither can be garbage collected.
+    // ClusterRoles, webhook configurations, APIServices, and Roles copied into target
+    // namespaces: none can be garbage collected.
     const selectors = [
-      {
-        resource: Rbac.ClusterRole,
+      ...[Rbac.ClusterRole, ...ServingClusterResources].map((resource) => ({
+        resource,
         labelSelector: `${Label.OwnerKind}=${Resources.ClusterServiceVersion.kind}`,
-      },
+      })),
       {
         resource: Rbac.Role,
         labelSelector: `${Label.OwnerKind}=${Resources.ClusterServiceVersion.kind},${CopiedFromLabel}`,

@@ -14,6 +14,7 @@ import type { ClusterServiceVersion, ClusterServiceVersionStatus, Subscription }
 import { CSVPhase, Label, Resources } from '../apis/operators.js';
 import { renderDeployments } from '../install/deployments.js';
 import { checkStrategy } from '../install/health.js';
+import { type DeploymentCertificate, withServingCheck } from '../install/serving.js';
 import { type OperatorGroupTargets, operatorGroupAnnotations } from '../install/operatorgroup.js';
 import { isEmptySelector } from '../install/selector.js';
 import { splitKey } from '../kube/cache.js';
@@ -23,6 +24,15 @@ import type { Controller, ControllerContext } from './context.js';
 import { applyInstall, operatorConditionObjects } from './csv-install.js';
 import { type CSVDecision, decideCSVPhase } from './csv-phase.js';
 import { checkRequirements, csvServiceAccounts, operatorGroupVerdict } from './csv-requirements.js';
+import {
+  checkServingObjects,
+  observeServing,
+  prepareServingInstall,
+  reportUnavailableAPIServices,
+  servingDecision,
+  servingRequeueAfter,
+  storedMounts,
+} from './csv-serving.js';
 import { cleanupDeleted, sweepOrphans } from './csv-uninstall.js';
 import { deleteIfPresent, exists, mergePatch, ServiceAccounts } from './objects.js';
 
@@ -122,9 +132,11 @@ async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) 
     crd: (n) => informers.crds.get(n),
     serviceAccountExists: (n) => accounts.get(n) === true,
   });
-  const desired = og.ok
-    ? renderDeployments({ csv, targets: og.targets, config: subscriptionFor(ctx, csv)?.spec.config })
-    : undefined;
+  const config = subscriptionFor(ctx, csv)?.spec.config;
+  const serving = await observeServing(ctx, csv);
+  const render = (servingCertificates: Record<string, DeploymentCertificate>) =>
+    og.ok ? renderDeployments({ csv, targets: og.targets, config, servingCertificates }) : undefined;
+  const desired = render(storedMounts(serving));
   if (desired !== undefined && !desired.ok) {
     const message = desired.errors.map((e) => `${e.field}: ${e.message}`).join('; ');
     await writeStatus(ctx, csv, requirements.statuses, {
@@ -141,34 +153,61 @@ async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) 
     .map((d) => informers.deployments.get(keyOf(namespace, d.metadata?.name)))
     .filter((d) => d !== undefined) as unknown as V1Deployment[];
 
+  const served =
+    og.ok && !replacer
+      ? await checkServingObjects(ctx, csv, og.group, serving, config?.annotations)
+      : undefined;
+
   // Decide.
-  const decision = decideCSVPhase({
+  const phase = decideCSVPhase({
     phase: csv.status?.phase,
     reason: csv.status?.reason,
     operatorGroup: og.ok ? { ok: true } : og,
     requirementsMet: requirements.met,
-    strategy: checkStrategy(deployments, live),
+    strategy: served
+      ? withServingCheck(checkStrategy(deployments, live), served.check)
+      : checkStrategy(deployments, live),
     ...(replacer
       ? { replacedBy: { name: replacer.metadata.name ?? '', phase: replacer.status?.phase } }
       : {}),
   });
+  // Webhooks and API services are judged once the OperatorGroup and the requirements are (as OLM does).
+  const decision = og.ok && !replacer && requirements.met ? servingDecision(phase, serving, served) : phase;
 
   // Act.
   if (og.ok && !replacer) await annotateCSV(ctx, csv, og.targets);
+  let certs: Pick<ClusterServiceVersionStatus, 'certsLastUpdated' | 'certsRotateAt'> | undefined;
   if (decision.install && og.ok) {
     ctx.log.info({ deployments: deployments.map((d) => d.metadata?.name) }, 'applying install strategy');
-    await applyInstall(ctx, csv, og.targets, deployments);
+    // New serving certificates change what the Deployments mount: render them with those.
+    const servingInstall = await prepareServingInstall(ctx, csv, og.group, serving, config?.annotations);
+    const rendered = servingInstall ? render(servingInstall.mounts) : desired;
+    certs = servingInstall?.status;
+    await applyInstall(
+      ctx,
+      csv,
+      og.targets,
+      rendered?.ok ? rendered.value : deployments,
+      servingInstall?.objects,
+    );
   } else if (og.ok && !replacer && installedPhases.has(decision.phase) && !hasOperatorCondition(ctx, csv)) {
     // Someone deleted the OperatorCondition of an installed operator: put it back.
     for (const o of operatorConditionObjects(csv, deployments)) await ctx.applier.apply(o);
   }
-  await writeStatus(ctx, csv, requirements.statuses, decision);
+  await writeStatus(ctx, csv, requirements.statuses, decision, certs);
+  await reportUnavailableAPIServices(ctx, csv, decision, served);
   if (decision.delete) {
     ctx.log.info({ replacedBy: replacer?.metadata.name }, 'deleting replaced csv');
     await deleteIfPresent(ctx.client, objectPath(Resources.ClusterServiceVersion, name, namespace));
   }
   const missingAccount = [...accounts.values()].some((present) => !present);
-  return missingAccount ? { requeueAfter: missingServiceAccountRetryMs } : undefined;
+  // A CSV with serving certificates is looked at again before they are due for rotation.
+  const rotation = servingRequeueAfter(serving, ctx.clock.now());
+  const requeueAfter = Math.min(
+    missingAccount ? missingServiceAccountRetryMs : Number.POSITIVE_INFINITY,
+    rotation ?? Number.POSITIVE_INFINITY,
+  );
+  return Number.isFinite(requeueAfter) ? { requeueAfter } : undefined;
 }
 
 /** Phases in which the install strategy has been applied. */
@@ -207,6 +246,7 @@ async function writeStatus(
   csv: ClusterServiceVersion,
   requirementStatus: ClusterServiceVersionStatus['requirementStatus'],
   d: CSVDecision,
+  certs?: Pick<ClusterServiceVersionStatus, 'certsLastUpdated' | 'certsRotateAt'>,
 ) {
   const prev = csv.status ?? {};
   const now = formatTime(ctx.clock.now());
@@ -217,6 +257,7 @@ async function writeStatus(
     reason: d.reason,
     message: d.message,
     requirementStatus,
+    ...certs,
     lastUpdateTime: moved || prev.message !== d.message ? now : (prev.lastUpdateTime ?? now),
     lastTransitionTime: prev.phase !== d.phase ? now : (prev.lastTransitionTime ?? now),
     conditions: moved

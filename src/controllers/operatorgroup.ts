@@ -2,18 +2,28 @@
  * The OperatorGroup controller (key `namespace/name`): keeps `status.namespaces` equal to the
  * namespaces the group targets (`spec.targetNamespaces`, else the Namespaces matching
  * `spec.selector`, else all namespaces as `['']`), moving `lastUpdated` only when the list
- * changes. The CSVs of the namespace follow the group through the CSV controller, which watches
- * OperatorGroups and Namespaces itself and re-annotates and re-scopes the operator's Deployments
- * and RBAC (olm.targetNamespaces).
+ * changes. Like OLM, it also labels each namespace the group targets (unless it targets all
+ * namespaces) with `olm.operatorgroup.uid/<uid>`, which its operators' admission webhooks select,
+ * and removes the label where the group no longer applies. The CSVs of the namespace follow the
+ * group through the CSV controller, which watches OperatorGroups and Namespaces itself and
+ * re-annotates and re-scopes the operator's Deployments and RBAC (olm.targetNamespaces).
  */
 import type { OperatorGroup, OperatorGroupStatus } from '../apis/operators.js';
 import { Resources } from '../apis/operators.js';
-import { type NamespaceInfo, operatorGroupNamespaces } from '../install/operatorgroup.js';
+import {
+  type NamespaceInfo,
+  namespaceLabelChanges,
+  operatorGroupNamespaces,
+} from '../install/operatorgroup.js';
 import { isEmptySelector } from '../install/selector.js';
 import { OperatorGroupConditionReason, OperatorGroupConditionType } from '../apis/conditions.js';
 import { ConditionStatus } from '../apis/meta.js';
 import { formatTime, removeCondition, setCondition, statusChanged } from '../kube/conditions.js';
-import type { Controller } from './context.js';
+import { objectPath } from '../kube/client.js';
+import { isNotFound } from '../kube/errors.js';
+import { Builtin } from '../kube/resources.js';
+import type { Controller, ControllerContext } from './context.js';
+import { mergePatch } from './objects.js';
 
 const ogApiVersion = `${Resources.OperatorGroup.group}/${Resources.OperatorGroup.version}`;
 const keyOf = (og: OperatorGroup) => `${og.metadata.namespace ?? ''}/${og.metadata.name ?? ''}`;
@@ -72,28 +82,38 @@ export const operatorGroupController: Controller = {
     informers.operatorGroups.on({
       add: neighbours,
       update: (_, og) => enqueue(keyOf(og)),
-      delete: neighbours,
+      // The group's own key too: its namespaces lose its label.
+      delete: (og) => {
+        enqueue(keyOf(og));
+        neighbours(og);
+      },
     });
-    // A namespace appearing, going or changing labels can change what a selector matches.
-    const onNamespace = () => {
+    // A namespace appearing, going or changing labels can change what a selector matches; and
+    // a namespace a group lists by name needs the group's label, also when it appears later.
+    const onNamespace = (ns: { metadata?: { name?: string } }) => {
       for (const og of informers.operatorGroups.list()) {
         if (!isEmptySelector(og.spec?.selector) && (og.spec?.targetNamespaces ?? []).length === 0)
           enqueue(keyOf(og));
+        else if (og.status?.namespaces?.includes(ns.metadata?.name ?? '')) enqueue(keyOf(og));
       }
     };
-    informers.namespaces.on({ add: onNamespace, update: onNamespace, delete: onNamespace });
+    informers.namespaces.on({ add: onNamespace, update: (_, ns) => onNamespace(ns), delete: onNamespace });
   },
   reconcile: (ctx) => async (key) => {
     const og = ctx.informers.operatorGroups.get(key);
-    if (og === undefined || og.metadata.deletionTimestamp) return;
     const namespaces = ctx.informers.namespaces
       .list()
       .filter((n) => !n.metadata?.deletionTimestamp)
       .map((n) => ({ name: n.metadata?.name ?? '', labels: n.metadata?.labels }));
+    if (og === undefined || og.metadata.deletionTimestamp) {
+      await labelNamespaces(ctx, namespaces);
+      return;
+    }
     const groups = ctx.informers.operatorGroups
       .list(og.metadata.namespace)
       .filter((g) => !g.metadata.deletionTimestamp);
     const status = nextOperatorGroupStatus(og, namespaces, groups.length, ctx.clock.now());
+    await labelNamespaces(ctx, namespaces, og, status?.namespaces);
     if (status === undefined) return;
     ctx.log.info(
       { namespace: og.metadata.namespace, name: og.metadata.name, targets: status.namespaces },
@@ -107,3 +127,36 @@ export const operatorGroupController: Controller = {
     });
   },
 };
+
+/**
+ * Puts OLM's `olm.operatorgroup.uid/<uid>` label on the namespaces each group targets and takes
+ * it off the others (and off every namespace for groups that are gone), so admission webhooks can
+ * select a group's namespaces. `og` is the group being reconciled, with its new targets.
+ */
+async function labelNamespaces(
+  ctx: ControllerContext,
+  namespaces: readonly NamespaceInfo[],
+  og?: OperatorGroup,
+  targets?: readonly string[],
+) {
+  const groups = ctx.informers.operatorGroups
+    .list()
+    .filter((g) => !g.metadata.deletionTimestamp)
+    .map((g) => ({
+      uid: g.metadata.uid ?? '',
+      namespaces:
+        og !== undefined && g.metadata.uid === og.metadata.uid
+          ? (targets ?? g.status?.namespaces ?? [])
+          : (g.status?.namespaces ?? []),
+    }));
+  for (const change of namespaceLabelChanges(namespaces, groups)) {
+    try {
+      await mergePatch(ctx.client, objectPath(Builtin.Namespace, change.name), {
+        metadata: { labels: change.labels },
+      });
+    } catch (err) {
+      // A namespace deleted meanwhile needs no label.
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}

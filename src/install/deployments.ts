@@ -1,6 +1,8 @@
 /**
  * The Deployments a CSV's install strategy runs, rendered as OLM renders them
  * (pkg/controller/install/deployment.go, `deploymentForSpec`), in this order:
+ * 0. for a Deployment that serves webhooks or API services, its serving certificate mounted
+ *    (./serving.ts, `mountServingCertificate`);
  * 1. the pod template's annotations, overlaid with the CSV's annotations (which include the
  *    OperatorGroup's `olm.operatorGroup`, `olm.operatorNamespace`, `olm.targetNamespaces`), so an
  *    operator can read its targets through the downward API;
@@ -21,6 +23,7 @@ import { validateInstallStrategy } from './csv.js';
 import { shortHash } from './hash.js';
 import { type OperatorGroupTargets, operatorGroupAnnotations } from './operatorgroup.js';
 import { csvOwnerReference, DeploymentSpecHashLabel, ownerLabels } from './ownership.js';
+import { type DeploymentCertificate, mountServingCertificate } from './serving.js';
 import { applySubscriptionConfig, mergeEnv } from './subscription-config.js';
 
 /** The environment variable that names an operator's OperatorCondition. */
@@ -36,6 +39,11 @@ export interface DeploymentInput {
   targets?: OperatorGroupTargets;
   /** The owning Subscription's `spec.config`. */
   config?: SubscriptionConfig;
+  /**
+   * The serving certificate of each Deployment that serves webhooks or API services, by
+   * Deployment name: mounted into its pods before anything else is applied (./serving.ts).
+   */
+  servingCertificates?: Readonly<Record<string, DeploymentCertificate>>;
 }
 
 export function renderDeployments(input: DeploymentInput): Result<V1Deployment[]> {
@@ -56,7 +64,8 @@ export function renderDeployment(strategy: StrategyDeploymentSpec, input: Deploy
   const { csv } = input;
   const csvName = csv.metadata.name as string;
   const namespace = csv.metadata.namespace as string;
-  const spec = structuredClone(strategy.spec);
+  const cert = input.servingCertificates?.[strategy.name];
+  const spec = cert ? mountServingCertificate(strategy.spec, cert) : structuredClone(strategy.spec);
 
   const template = spec.template;
   template.metadata = {

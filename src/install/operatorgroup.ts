@@ -176,3 +176,52 @@ export function pickOperatorGroup<T extends OperatorGroup>(
 function sortedUnique(xs: readonly string[]): string[] {
   return [...new Set(xs)].sort();
 }
+
+/**
+ * OLM labels every namespace an OperatorGroup targets by name or selector (not when it targets
+ * all namespaces) with `olm.operatorgroup.uid/<group uid>` and an empty value, so that an
+ * operator's admission webhooks can select exactly the group's namespaces.
+ */
+export const OperatorGroupLabelPrefix = 'olm.operatorgroup.uid/';
+
+export function operatorGroupLabel(uid: string): string {
+  return `${OperatorGroupLabelPrefix}${uid}`;
+}
+
+/** A group as the namespace labels need it: its uid and `status.namespaces`. */
+export interface GroupTargets {
+  uid: string;
+  namespaces: readonly string[];
+}
+
+/**
+ * The label changes that make each namespace carry exactly the group labels of the groups
+ * targeting it: `null` removes a label (a merge patch's deletion). Namespaces that need no change
+ * are left out; the result is sorted by namespace.
+ */
+export function namespaceLabelChanges(
+  namespaces: readonly NamespaceInfo[],
+  groups: readonly GroupTargets[],
+): { name: string; labels: Record<string, string | null> }[] {
+  const wanted = new Map<string, Set<string>>();
+  for (const g of groups) {
+    if (g.uid === '' || isAllNamespaces(g.namespaces)) continue;
+    for (const ns of g.namespaces) {
+      const set = wanted.get(ns) ?? new Set<string>();
+      set.add(operatorGroupLabel(g.uid));
+      wanted.set(ns, set);
+    }
+  }
+  const out: { name: string; labels: Record<string, string | null> }[] = [];
+  for (const ns of namespaces) {
+    const want = wanted.get(ns.name) ?? new Set<string>();
+    const have = ns.labels ?? {};
+    const labels: Record<string, string | null> = {};
+    for (const key of Object.keys(have)) {
+      if (key.startsWith(OperatorGroupLabelPrefix) && !want.has(key)) labels[key] = null;
+    }
+    for (const key of want) if (have[key] !== '') labels[key] = '';
+    if (Object.keys(labels).length > 0) out.push({ name: ns.name, labels });
+  }
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}

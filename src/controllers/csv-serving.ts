@@ -1,0 +1,404 @@
+/**
+ * The CSV controller's reads and writes for the webhooks and API services a CSV declares; what
+ * they should be is computed in src/install/serving.ts (and ./webhooks.ts, ./apiservices.ts,
+ * ./certificates.ts there). Per reconcile, only for CSVs that declare any:
+ * 1. observe: the certificate Secret of each serving Deployment (a GET each; Secrets have no
+ *    informer), judged fresh or due for rotation at the clock's now;
+ * 2. check: the Services, webhook configurations (by the CSV's owner labels), APIServices and
+ *    CRD conversions against what the current certificates render;
+ * 3. decide: invalid descriptions fail the CSV (OLM's reasons), an APIService another operator
+ *    owns fails it with OwnerConflict, and certificates due for rotation send an installed CSV
+ *    back to Pending (NeedsCertRotation) so it reinstalls with new ones;
+ * 4. install: new certificates where needed, then the objects around the Deployments.
+ */
+import type { KubeObject, ResourceType } from '../apis/meta.js';
+import { CSVReason } from '../apis/conditions.js';
+import type { ClusterServiceVersion, ClusterServiceVersionStatus, OperatorGroup } from '../apis/operators.js';
+import { CSVPhase } from '../apis/operators.js';
+import { apiServiceName, apiServiceOwnerConflict } from '../install/apiservices.js';
+import {
+  type CertificateVerdict,
+  issueServingCertificate,
+  type ServingCertificate,
+  checkServingCertificate,
+} from '../install/certificates.js';
+import { ownerSelector } from '../install/ownership.js';
+import {
+  checkServing,
+  type DeploymentCertificate,
+  deploymentCertificate,
+  type ServingCheck,
+  servingDeployments,
+  type ServingDeployment,
+  type ServingObjects,
+  type ServingProblem,
+  renderServing,
+} from '../install/serving.js';
+import { orphanedConversions, staleWebhookConfigurations } from '../install/webhooks.js';
+import { collectionPath, objectPath } from '../kube/client.js';
+import { formatTime } from '../kube/conditions.js';
+import { isNotFound } from '../kube/errors.js';
+import { formatProblem, type Result } from '../util/result.js';
+import type { ControllerContext } from './context.js';
+import type { CSVDecision } from './csv-phase.js';
+import { deleteIfPresent, mergePatch } from './objects.js';
+
+const resource = (group: string, kind: string, plural: string, namespaced: boolean): ResourceType => ({
+  group,
+  version: 'v1',
+  kind,
+  plural,
+  namespaced,
+});
+
+/** The kinds this file reads and writes. */
+export const ServingResources = {
+  Secret: resource('', 'Secret', 'secrets', true),
+  Service: resource('', 'Service', 'services', true),
+  ValidatingWebhookConfiguration: resource(
+    'admissionregistration.k8s.io',
+    'ValidatingWebhookConfiguration',
+    'validatingwebhookconfigurations',
+    false,
+  ),
+  MutatingWebhookConfiguration: resource(
+    'admissionregistration.k8s.io',
+    'MutatingWebhookConfiguration',
+    'mutatingwebhookconfigurations',
+    false,
+  ),
+  APIService: resource('apiregistration.k8s.io', 'APIService', 'apiservices', false),
+  CustomResourceDefinition: resource(
+    'apiextensions.k8s.io',
+    'CustomResourceDefinition',
+    'customresourcedefinitions',
+    false,
+  ),
+} as const;
+
+/** The cluster-scoped kinds a CSV's serving owns, found by its owner labels at uninstall. */
+export const ServingClusterResources = [
+  ServingResources.ValidatingWebhookConfiguration,
+  ServingResources.MutatingWebhookConfiguration,
+  ServingResources.APIService,
+] as const;
+
+/** A Succeeded CSV with certificates is looked at again at least this often (rotation). */
+const maxRotationCheckMs = 24 * 3_600_000;
+
+export interface ServingState {
+  plan: Result<ServingDeployment[], ServingProblem[]>;
+  serving: ServingDeployment[];
+  /** The certificate Secrets by name (undefined: missing). */
+  secrets: Map<string, KubeObject | undefined>;
+  /** The stored certificate of each serving Deployment, by Deployment name. */
+  verdicts: Map<string, CertificateVerdict>;
+}
+
+async function getIfPresent<T extends KubeObject>(
+  ctx: ControllerContext,
+  path: string,
+): Promise<T | undefined> {
+  try {
+    return await ctx.client.request<T>({ path });
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Step 1: which Deployments serve, and the certificates stored for them. */
+export async function observeServing(
+  ctx: ControllerContext,
+  csv: ClusterServiceVersion,
+): Promise<ServingState> {
+  const plan = servingDeployments(csv);
+  const serving = plan.ok ? plan.value : [];
+  const secrets = new Map<string, KubeObject | undefined>();
+  const verdicts = new Map<string, CertificateVerdict>();
+  const now = ctx.clock.now();
+  for (const s of serving) {
+    const secret = await getIfPresent<KubeObject & { data?: Record<string, string> }>(
+      ctx,
+      objectPath(ServingResources.Secret, s.secret, s.namespace),
+    );
+    secrets.set(s.secret, secret);
+    verdicts.set(
+      s.deployment,
+      secret === undefined
+        ? { fresh: false, reason: `secret ${s.secret} not found` }
+        : checkServingCertificate(secret.data, s.hosts, now),
+    );
+  }
+  return { plan, serving, secrets, verdicts };
+}
+
+/** The certificates the cluster holds now (also those due for rotation), by Deployment. */
+function storedCertificates(state: ServingState): Map<string, ServingCertificate> {
+  const out = new Map<string, ServingCertificate>();
+  for (const [deployment, v] of state.verdicts) {
+    const cert = v.fresh ? v.certificate : v.current;
+    if (cert !== undefined) out.set(deployment, cert);
+  }
+  return out;
+}
+
+function mounts(
+  state: ServingState,
+  certificates: ReadonlyMap<string, ServingCertificate>,
+): Record<string, DeploymentCertificate> {
+  const out: Record<string, DeploymentCertificate> = {};
+  for (const s of state.serving) {
+    const cert = certificates.get(s.deployment);
+    if (cert !== undefined) out[s.deployment] = deploymentCertificate(s, cert);
+  }
+  return out;
+}
+
+/** What the Deployments mount as the cluster stands (for rendering them to compare). */
+export function storedMounts(state: ServingState): Record<string, DeploymentCertificate> {
+  return mounts(state, storedCertificates(state));
+}
+
+export interface ServingObservation {
+  check: ServingCheck;
+  /** Why the CSV may not take over an APIService, when it may not. */
+  conflict?: string;
+}
+
+/** Step 2: the serving objects on the cluster against what the stored certificates render. */
+export async function checkServingObjects(
+  ctx: ControllerContext,
+  csv: ClusterServiceVersion,
+  operatorGroup: OperatorGroup,
+  state: ServingState,
+  apiServiceAnnotations: Record<string, string> | undefined,
+): Promise<ServingObservation> {
+  if (state.serving.length === 0) return { check: { ok: true, unavailableAPIServices: [] } };
+  const namespace = csv.metadata.namespace ?? '';
+  const desired = renderServing({
+    csv,
+    operatorGroup,
+    serving: state.serving,
+    certificates: storedCertificates(state),
+    apiServiceAnnotations,
+  });
+  const services = new Map<string, KubeObject | undefined>();
+  for (const s of state.serving) {
+    services.set(
+      s.service,
+      await getIfPresent(ctx, objectPath(ServingResources.Service, s.service, namespace)),
+    );
+  }
+  const selector = ownerSelector({ name: csv.metadata.name ?? '', namespace });
+  const webhookConfigurations: KubeObject[] = [];
+  if (state.serving.some((s) => s.webhooks.length > 0)) {
+    for (const kind of [
+      ServingResources.ValidatingWebhookConfiguration,
+      ServingResources.MutatingWebhookConfiguration,
+    ]) {
+      const list = await ctx.client.request<{ items?: KubeObject[] }>({
+        path: collectionPath(kind),
+        query: { labelSelector: selector },
+      });
+      // Items of a list carry no kind of their own.
+      for (const item of list.items ?? []) webhookConfigurations.push({ ...item, kind: kind.kind });
+    }
+  }
+  const apiServices = new Map<string, KubeObject | undefined>();
+  let conflict: string | undefined;
+  for (const desc of state.serving.flatMap((s) => s.apiServices)) {
+    const name = apiServiceName(desc);
+    const live = await getIfPresent(ctx, objectPath(ServingResources.APIService, name));
+    apiServices.set(name, live);
+    conflict ??= apiServiceOwnerConflict(
+      live,
+      csv,
+      (ns, n) => ctx.informers.csvs.get(`${ns}/${n}`)?.status?.phase,
+    );
+  }
+  const check = checkServing(state.serving, desired, {
+    secrets: state.secrets,
+    services,
+    webhookConfigurations,
+    apiServices,
+    crd: (name) => ctx.informers.crds.get(name),
+  });
+  return conflict === undefined ? { check } : { check, conflict };
+}
+
+const CertRotationMessage = 'CSV owns resources that require a cert refresh';
+
+/**
+ * Step 3: the phase decision with the serving objects' verdicts, once the OperatorGroup allows
+ * the CSV, it is not being replaced and its requirements are met (where OLM checks them too).
+ */
+export function servingDecision(
+  decision: CSVDecision,
+  state: ServingState,
+  observation: ServingObservation | undefined,
+): CSVDecision {
+  const fail = (reason: CSVReason, message: string): CSVDecision => ({
+    phase: CSVPhase.Failed,
+    reason,
+    message,
+    install: false,
+    delete: false,
+  });
+  if (!state.plan.ok) {
+    const first = state.plan.errors[0];
+    return fail(
+      first?.reason ?? CSVReason.InvalidWebhookDescription,
+      state.plan.errors.map(formatProblem).join('; '),
+    );
+  }
+  if (observation?.conflict !== undefined) return fail(CSVReason.OwnerConflict, observation.conflict);
+  const due = [...state.verdicts.values()].some((v) => !v.fresh);
+  if (due && (decision.phase === CSVPhase.Succeeded || decision.phase === CSVPhase.Failed)) {
+    return {
+      phase: CSVPhase.Pending,
+      reason: CSVReason.NeedsCertRotation,
+      message: CertRotationMessage,
+      install: false,
+      delete: false,
+    };
+  }
+  return decision;
+}
+
+export interface ServingInstall {
+  /** What the Deployments mount, for rendering them again before they are applied. */
+  mounts: Record<string, DeploymentCertificate>;
+  objects: ServingObjects;
+  /** `certsLastUpdated` / `certsRotateAt` when new certificates were issued. */
+  status?: Pick<ClusterServiceVersionStatus, 'certsLastUpdated' | 'certsRotateAt'>;
+}
+
+/** Step 4a: fresh certificates stay; the others are replaced by new ones. */
+export async function prepareServingInstall(
+  ctx: ControllerContext,
+  csv: ClusterServiceVersion,
+  operatorGroup: OperatorGroup,
+  state: ServingState,
+  apiServiceAnnotations: Record<string, string> | undefined,
+): Promise<ServingInstall | undefined> {
+  if (state.serving.length === 0) return undefined;
+  const now = ctx.clock.now();
+  const certificates = new Map<string, ServingCertificate>();
+  let issued = false;
+  let rotateAt = Number.POSITIVE_INFINITY;
+  for (const s of state.serving) {
+    const verdict = state.verdicts.get(s.deployment);
+    if (verdict?.fresh) {
+      certificates.set(s.deployment, verdict.certificate);
+      rotateAt = Math.min(rotateAt, verdict.rotateAt);
+      continue;
+    }
+    const cert = await issueServingCertificate({ hosts: s.hosts, now });
+    ctx.log.info(
+      { deployment: s.deployment, secret: s.secret, why: verdict?.fresh === false ? verdict.reason : 'none' },
+      'issued serving certificate',
+    );
+    certificates.set(s.deployment, cert);
+    rotateAt = Math.min(rotateAt, cert.rotateAt);
+    issued = true;
+  }
+  const objects = renderServing({
+    csv,
+    operatorGroup,
+    serving: state.serving,
+    certificates,
+    apiServiceAnnotations,
+  });
+  return {
+    mounts: mounts(state, certificates),
+    objects,
+    ...(issued ? { status: { certsLastUpdated: formatTime(now), certsRotateAt: formatTime(rotateAt) } } : {}),
+  };
+}
+
+/**
+ * Step 4b, after the Deployments: the webhook configurations and APIServices, the CRD
+ * conversions (a merge patch: the CRD itself is applied by the InstallPlan under the same field
+ * manager, and applying only `spec.conversion` would drop the rest of it), and deleting the
+ * webhook configurations the CSV owns but no longer declares.
+ */
+export async function applyServingAfterDeployments(
+  ctx: ControllerContext,
+  csv: ClusterServiceVersion,
+  objects: ServingObjects,
+) {
+  for (const o of objects.afterDeployments) await ctx.applier.apply(o);
+  for (const c of objects.conversions) {
+    await mergePatch(ctx.client, objectPath(ServingResources.CustomResourceDefinition, c.crd), {
+      spec: { conversion: c.conversion },
+    });
+  }
+  const selector = ownerSelector({ name: csv.metadata.name ?? '', namespace: csv.metadata.namespace ?? '' });
+  for (const kind of [
+    ServingResources.ValidatingWebhookConfiguration,
+    ServingResources.MutatingWebhookConfiguration,
+  ]) {
+    const list = await ctx.client.request<{ items?: KubeObject[] }>({
+      path: collectionPath(kind),
+      query: { labelSelector: selector },
+    });
+    const live = (list.items ?? []).map((i) => ({ ...i, kind: kind.kind }));
+    for (const stale of staleWebhookConfigurations(objects.afterDeployments, live)) {
+      if (await deleteIfPresent(ctx.client, objectPath(kind, stale.name))) {
+        ctx.log.info(
+          { kind: stale.kind, name: stale.name },
+          'removed webhook configuration no longer declared',
+        );
+      }
+    }
+  }
+}
+
+/**
+ * OLM holds a CSV in Installing until its APIServices are Available; Bosun does not (see
+ * src/install/apiservices.ts) and says so with a Warning event when the CSV reaches Succeeded.
+ */
+export async function reportUnavailableAPIServices(
+  ctx: ControllerContext,
+  csv: ClusterServiceVersion,
+  decision: CSVDecision,
+  observation: ServingObservation | undefined,
+) {
+  const check = observation?.check;
+  if (check?.ok !== true || check.unavailableAPIServices.length === 0) return;
+  if (decision.phase !== CSVPhase.Succeeded || csv.status?.phase === CSVPhase.Succeeded) return;
+  await ctx.events.warning(
+    csv,
+    'APIServiceUnavailable',
+    `${check.unavailableAPIServices.map((u) => u.message).join('; ')}; the install succeeded without waiting for it`,
+  );
+}
+
+/** When to look at a CSV with certificates again: before the first one is due for rotation. */
+export function servingRequeueAfter(state: ServingState, now: number): number | undefined {
+  const due = [...state.verdicts.values()].flatMap((v) => (v.fresh ? [v.rotateAt - now] : []));
+  if (due.length === 0) return undefined;
+  return Math.min(Math.max(1_000, Math.min(...due)), maxRotationCheckMs);
+}
+
+/**
+ * After a CSV is gone: CRDs whose conversion webhook called a Service in its namespace, and that
+ * no CSV left there declares, go back to strategy None (the webhook's Service is gone with the
+ * operator, and the API server could no longer read their custom resources in other versions).
+ */
+export async function resetOrphanedConversions(ctx: ControllerContext, namespace: string): Promise<string[]> {
+  const names = orphanedConversions(ctx.informers.crds.list(), namespace, ctx.informers.csvs.list(namespace));
+  const reset: string[] = [];
+  for (const name of names) {
+    try {
+      await mergePatch(ctx.client, objectPath(ServingResources.CustomResourceDefinition, name), {
+        spec: { conversion: { strategy: 'None', webhook: null } },
+      });
+      reset.push(name);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+  return reset;
+}
