@@ -13,7 +13,7 @@ import { serveRequests } from '../util/workers.js';
 
 export interface WorkRequest {
   dir: string;
-  opts: Pick<ImportOptions, 'validateBundles'>;
+  opts: Pick<ImportOptions, 'validateBundles' | 'convertRemovedApis'>;
 }
 
 export interface WorkResponse {

@@ -19,6 +19,9 @@
  *   `skips`. Each such edge is reported as a warning; nothing an author declared is removed.
  * - Published manifests are read as OLM read them (repeated YAML keys keep their last value,
  *   files that are not Kubernetes objects are skipped), with a warning for each.
+ * - With `convertRemovedApis`, manifests of API versions Kubernetes no longer serves (v1beta1
+ *   CRDs above all) are converted to their successors before they are rendered, with a warning
+ *   for each conversion (bundle/upgrade). Off by default, so an import writes what opm would.
  *
  * Importing keeps going past a bad package: its problems are reported with the package's files,
  * and what could be imported of it stays in the result. Each package is validated on its own
@@ -41,6 +44,7 @@ import { csvIcon, csvSkipRange, csvSkips, describe, isCSV, str } from '../bundle
 import { isPackageManifestDir, readPackageManifestDir } from '../bundle/package-manifest.js';
 import { readBundleDir } from '../bundle/read.js';
 import { bundleToDoc, labelOf } from '../bundle/render.js';
+import { upgradeBundle } from '../bundle/upgrade/bundle.js';
 import { validateBundle } from '../bundle/validate.js';
 import { isObject, parseYamlStream } from '../bundle/yaml.js';
 import type { Problem } from '../util/result.js';
@@ -61,6 +65,11 @@ export interface ImportOptions {
   workers?: number;
   /** Also run bundle validation (validate.ts in bundle/) on every bundle; its findings become warnings. */
   validateBundles?: boolean;
+  /**
+   * Convert manifests of removed API versions (v1beta1 CRDs, ...) to their served successors
+   * before rendering; each conversion is a warning, a manifest that cannot be converted an error.
+   */
+  convertRemovedApis?: boolean;
 }
 
 export interface PackageImportResult {
@@ -182,7 +191,17 @@ function renderBundles(
   legacy: boolean,
 ): Map<string, Rendered> {
   const out = new Map<string, Rendered>();
-  for (const bundle of bundles) {
+  for (const read of bundles) {
+    let bundle = read;
+    if (opts.convertRemovedApis) {
+      const upgraded = upgradeBundle(read);
+      result.warnings.push(...upgraded.warnings);
+      if (upgraded.errors.length > 0) {
+        result.errors.push(...upgraded.errors);
+        continue;
+      }
+      bundle = upgraded.bundle;
+    }
     const csvs = bundle.manifests.filter((m) => isCSV(m.object));
     if (csvs.length !== 1) {
       result.errors.push({
@@ -542,7 +561,13 @@ async function importInWorkers(
   opts: ImportOptions,
   progress: () => void,
 ): Promise<{ cfg: DeclarativeConfig; result: PackageImportResult }[]> {
-  const requests = dirs.map((dir) => ({ dir, opts: { validateBundles: opts.validateBundles ?? false } }));
+  const requests = dirs.map((dir) => ({
+    dir,
+    opts: {
+      validateBundles: opts.validateBundles ?? false,
+      convertRemovedApis: opts.convertRemovedApis ?? false,
+    },
+  }));
   const answers = await runInWorkers<WorkRequest, WorkResponse>(
     requests,
     n,

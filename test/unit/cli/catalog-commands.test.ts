@@ -1,6 +1,7 @@
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseYamlStream } from '../../../src/bundle/yaml.js';
 import { snapshot } from '../catalog/snapshot.js';
 import { bosun, json, workdir } from './run-bosun.js';
 
@@ -369,6 +370,167 @@ describe('bosun catalog publish', () => {
       /^name: fast-v\S+$/gm,
     );
     expect(channels).toEqual(['name: fast-v0.1', 'name: fast-v0.2']);
+  });
+});
+
+/** A v1beta1 CRD as many published bundles still carry: schema at the top level, not structural. */
+function legacyCrd(group: string, kind: string, plural: string): string {
+  return [
+    'apiVersion: apiextensions.k8s.io/v1beta1',
+    'kind: CustomResourceDefinition',
+    'metadata:',
+    `  name: ${plural}.${group}`,
+    'spec:',
+    `  group: ${group}`,
+    '  version: v1alpha1',
+    '  names:',
+    `    kind: ${kind}`,
+    `    plural: ${plural}`,
+    '  scope: Namespaced',
+    '  validation:',
+    '    openAPIV3Schema:',
+    '      properties:',
+    '        spec:',
+    '          properties:',
+    '            size: {type: integer}',
+    '            tags: {type: array, items: {type: string}, uniqueItems: true}',
+    '',
+  ].join('\n');
+}
+
+/** The manifests a written catalog file carries for `bundle`, decoded from olm.bundle.object. */
+async function bundleObjects(file: string, bundle: string): Promise<Record<string, unknown>[]> {
+  const parsed = parseYamlStream(await readFile(file, 'utf8'), file);
+  if (!parsed.ok) throw new Error(parsed.problem.message);
+  const doc = parsed.docs
+    .map(
+      (d) =>
+        d.value as {
+          schema?: string;
+          name?: string;
+          properties?: { type: string; value: { data: string } }[];
+        },
+    )
+    .find((d) => d.schema === 'olm.bundle' && d.name === bundle);
+  return (doc?.properties ?? [])
+    .filter((p) => p.type === 'olm.bundle.object')
+    .map((p) => JSON.parse(Buffer.from(p.value.data, 'base64').toString('utf8')) as Record<string, unknown>);
+}
+
+const crdOf = (objects: Record<string, unknown>[]) =>
+  objects.find((o) => o.kind === 'CustomResourceDefinition');
+
+describe('--convert-removed-apis on catalog import and publish', () => {
+  async function legacyGadget(): Promise<string> {
+    const dir = await workdir('test/fixtures/package-manifests');
+    await writeFile(
+      join(dir, 'package-manifests/community/gadget/1.0.0/gadgets.crd.yaml'),
+      legacyCrd('fixtures.bosun.dev', 'Gadget', 'gadgets'),
+    );
+    return dir;
+  }
+
+  it('import leaves a v1beta1 CRD as published unless asked, as opm does', async () => {
+    const dir = await legacyGadget();
+    const r = await bosun(
+      dir,
+      'catalog',
+      'import',
+      'package-manifests/community/gadget',
+      'cat',
+      '--output',
+      'json',
+    );
+    expect(json(r)).toMatchObject({ ok: true, warnings: [] });
+    const crd = crdOf(await bundleObjects(join(dir, 'cat/gadget/catalog.yaml'), 'gadget.v1.0.0'));
+    expect(crd).toMatchObject({ apiVersion: 'apiextensions.k8s.io/v1beta1', spec: { version: 'v1alpha1' } });
+  });
+
+  it('import converts a v1beta1 CRD to v1 when asked, and warns what the conversion changed', async () => {
+    const dir = await legacyGadget();
+    const r = await bosun(
+      dir,
+      'catalog',
+      'import',
+      'package-manifests/community/gadget',
+      'cat',
+      '--convert-removed-apis',
+      '--output',
+      'json',
+    );
+    const report = json(r);
+    expect(report).toMatchObject({ ok: true, errors: [] });
+    const file = 'package-manifests/community/gadget/1.0.0/gadgets.crd.yaml';
+    expect(report.warnings).toEqual([
+      {
+        file,
+        object: 'CustomResourceDefinition/gadgets.fixtures.bosun.dev',
+        field: 'apiVersion',
+        message:
+          'apiextensions.k8s.io/v1beta1 is not served by Kubernetes 1.22 and later; converted to apiextensions.k8s.io/v1',
+      },
+      {
+        file,
+        object: 'CustomResourceDefinition/gadgets.fixtures.bosun.dev',
+        field: 'spec.validation.openAPIV3Schema.properties.spec.properties.tags.uniqueItems',
+        message:
+          'uniqueItems: true is not allowed in apiextensions.k8s.io/v1; dropped, so repeated items are accepted',
+      },
+    ]);
+    const crd = crdOf(await bundleObjects(join(dir, 'cat/gadget/catalog.yaml'), 'gadget.v1.0.0'));
+    expect(crd).toMatchObject({
+      apiVersion: 'apiextensions.k8s.io/v1',
+      spec: {
+        versions: [
+          {
+            name: 'v1alpha1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
+    });
+    expect(json(await bosun(dir, 'catalog', 'validate', 'cat', '--output', 'json'))).toMatchObject({
+      ok: true,
+    });
+  });
+
+  it('publish converts the bundle before validating and writing it, and prints the warnings', async () => {
+    const dir = await workdir('bundles');
+    await writeFile(
+      join(dir, 'bundles/bosun-sample/0.1.0/manifests/widgets.sample.bosun.dev.crd.yaml'),
+      legacyCrd('sample.bosun.dev', 'Widget', 'widgets'),
+    );
+    const plain = await bosun(dir, 'catalog', 'publish', 'plain', 'bundles/bosun-sample/0.1.0');
+    expect(plain.code).toBe(0);
+    const asPublished = crdOf(
+      await bundleObjects(join(dir, 'plain/bosun-sample/catalog.yaml'), 'bosun-sample.v0.1.0'),
+    );
+    expect(asPublished?.apiVersion).toBe('apiextensions.k8s.io/v1beta1');
+
+    const r = await bosun(
+      dir,
+      'catalog',
+      'publish',
+      'cat',
+      'bundles/bosun-sample/0.1.0',
+      '--convert-removed-apis',
+    );
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(
+      'warning: bundles/bosun-sample/0.1.0/manifests/widgets.sample.bosun.dev.crd.yaml: CustomResourceDefinition/widgets.sample.bosun.dev: apiVersion: apiextensions.k8s.io/v1beta1 is not served by Kubernetes 1.22 and later; converted to apiextensions.k8s.io/v1',
+    );
+    const crd = crdOf(await bundleObjects(join(dir, 'cat/bosun-sample/catalog.yaml'), 'bosun-sample.v0.1.0'));
+    expect(crd?.apiVersion).toBe('apiextensions.k8s.io/v1');
+  });
+
+  it('both commands document the flag in their help', async () => {
+    for (const command of ['import', 'publish']) {
+      const r = await bosun(await workdir(), 'catalog', command, '--help');
+      expect(r.stdout).toMatch(/--convert-removed-apis +Convert manifests of removed API versions/);
+      expect(r.stdout).toContain('what is written is what opm writes');
+    }
   });
 });
 

@@ -30,7 +30,13 @@ export const importCommand: Command = {
     'as <catalog-dir>/<package>/catalog.yaml. Both layouts are read: <pkg>.package.yaml with version\n' +
     'folders, and <version>/manifests + <version>/metadata. Every problem is reported with its file;\n' +
     'nothing is written when there is any error, unless --skip-invalid leaves the packages that have\n' +
-    'errors out. A package already in the catalog is refused unless --replace.',
+    'errors out. A package already in the catalog is refused unless --replace.\n' +
+    '\n' +
+    'With --convert-removed-apis, manifests of API versions Kubernetes no longer serves are converted\n' +
+    'to their successors before they are written: apiextensions.k8s.io/v1beta1 CRDs to v1 (schemas made\n' +
+    'structural; what validation that loses is a warning), rbac.authorization.k8s.io/v1beta1 to v1, and\n' +
+    'the like. Bosun converts them at install time anyway; converting on import makes the catalog\n' +
+    'installable by other tools too. Without it, what is written is what opm writes for the same input.',
   args: { min: 2, max: 2 },
   options: {
     format: { type: 'string', valueName: 'FORMAT', description: 'yaml (default) or json files' },
@@ -43,6 +49,10 @@ export const importCommand: Command = {
       type: 'boolean',
       description: 'Also run bundle validation on every bundle (findings are warnings)',
     },
+    'convert-removed-apis': {
+      type: 'boolean',
+      description: 'Convert manifests of removed API versions (v1beta1 CRDs, ...) to served ones',
+    },
     ...outputOption,
   },
   run: async ({ values, positionals, ctx }) => {
@@ -53,6 +63,7 @@ export const importCommand: Command = {
     const progress = progressLine(ctx, 'importing packages');
     const imported = await importSource(source, {
       validateBundles: bool(values, 'validate-bundles'),
+      convertRemovedApis: bool(values, 'convert-removed-apis'),
       onProgress: progress,
     });
     progress.end();
@@ -106,7 +117,7 @@ export const importCommand: Command = {
 /** A single package directory, or a directory of packages. */
 async function importSource(
   source: string,
-  opts: { validateBundles: boolean; onProgress: (d: number, t: number) => void },
+  opts: { validateBundles: boolean; convertRemovedApis: boolean; onProgress: (d: number, t: number) => void },
 ): Promise<ImportResult> {
   if (!(await stat(source).catch(() => undefined))?.isDirectory()) {
     return {

@@ -5,6 +5,7 @@ import { type DeclarativeConfig, emptyConfig } from '../../../apis/fbc.js';
 import { isCSV } from '../../../bundle/manifest.js';
 import { readBundle } from '../../../bundle/read.js';
 import { bundleToDoc } from '../../../bundle/render.js';
+import { upgradeBundle } from '../../../bundle/upgrade/bundle.js';
 import { validateBundle } from '../../../bundle/validate.js';
 import { CatalogFormat, catalogFileName } from '../../../catalog/encode.js';
 import { loadCatalog } from '../../../catalog/load.js';
@@ -35,7 +36,12 @@ export const publishCommand: Command = {
     '--semver the semver template channel of its version (<archetype>-v<major>.<minor>). Edges: the\n' +
     "CSV's replaces/skips/olm.skipRange when it declares any, else the semver rule (replace the newest\n" +
     'entry of an earlier Y-stream, skip the entries of the same one). The package must validate after,\n' +
-    'or nothing is written. A version already published is refused unless --replace.',
+    'or nothing is written. A version already published is refused unless --replace.\n' +
+    '\n' +
+    'With --convert-removed-apis, manifests of API versions Kubernetes no longer serves are converted\n' +
+    'to their successors before the bundle is validated and written: apiextensions.k8s.io/v1beta1 CRDs\n' +
+    'to v1 (schemas made structural; what validation that loses is a warning), rbac.authorization.k8s.io/v1beta1\n' +
+    'to v1, and the like. Without it, what is written is what opm writes for the same bundle.',
   args: { min: 2, max: 2 },
   options: {
     channel: {
@@ -64,6 +70,10 @@ export const publishCommand: Command = {
       valueName: 'FORMAT',
       description: 'yaml (default) or json, for a package file not written yet',
     },
+    'convert-removed-apis': {
+      type: 'boolean',
+      description: 'Convert manifests of removed API versions (v1beta1 CRDs, ...) to served ones',
+    },
     ...imageTemplateOption,
     ...outputOption,
   },
@@ -87,8 +97,16 @@ export const publishCommand: Command = {
     const read = await readBundle(bundlePath);
     const errors: Problem[] = [...(catalog.ok ? [] : catalog.errors), ...(read.ok ? [] : read.errors)];
     if (!catalog.ok || !read.ok) return fail(errors);
-    const bundle = read.value;
-    const check = validateBundle(bundle);
+    let bundle = read.value;
+    const converted: Problem[] = [];
+    if (bool(values, 'convert-removed-apis')) {
+      const upgraded = upgradeBundle(bundle);
+      if (upgraded.errors.length) return fail(upgraded.errors, upgraded.warnings);
+      bundle = upgraded.bundle;
+      converted.push(...upgraded.warnings);
+    }
+    const checked = validateBundle(bundle);
+    const check = { errors: checked.errors, warnings: [...converted, ...checked.warnings] };
     if (check.errors.length) return fail(check.errors, check.warnings);
     const template = str(values, 'image-ref-template');
     const doc = bundleToDoc(bundle, template ? { imageRefTemplate: template } : {});
