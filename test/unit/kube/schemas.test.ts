@@ -253,6 +253,28 @@ describe('SchemaSource, custom resources', () => {
     expect(pruneObject(obj, after!).fields).toEqual([]);
   });
 
+  it('prunes an object by its live schema, and leaves alone one it has no schema for', async () => {
+    const source = new SchemaSource({
+      client: scripted({}).client,
+      crds: () => [crd()],
+      clock: new FakeClock(),
+    });
+    const widget = {
+      apiVersion: 'x.io/v1',
+      kind: 'Widget',
+      metadata: { name: 'w' },
+      spec: { size: 1, colour: 'red' },
+    };
+    expect(await source.prune(widget)).toEqual({
+      value: { apiVersion: 'x.io/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { size: 1 } },
+      fields: ['spec.colour'],
+    });
+    const gadget = { apiVersion: 'y.io/v1', kind: 'Gadget', spec: { any: 1 } };
+    expect(await source.prune(gadget)).toEqual({ value: gadget, fields: [] });
+    const nameless: { apiVersion?: string; spec: unknown } = { spec: { any: 1 } };
+    expect((await source.prune(nameless)).value).toBe(nameless);
+  });
+
   it('gives no schema for a version the CRD does not have, or a CRD that preserves unknown fields', async () => {
     const source = new SchemaSource({
       client: scripted({}).client,
