@@ -241,9 +241,9 @@ function printerColumns(
       typeof c.name !== 'string' || c.name === ''
         ? 'has no name'
         : typeof c.type !== 'string' || !printerColumnTypes.has(c.type)
-          ? `type ${describeJson(c.type)} is not one of ${[...printerColumnTypes].join(', ')}`
+          ? `type ${JSON.stringify(c.type) ?? '(unset)'} is not one of ${[...printerColumnTypes].join(', ')}`
           : typeof jsonPath !== 'string' || !jsonPath.startsWith('.')
-            ? `JSONPath ${describeJson(jsonPath)} is not a simple path starting with "."`
+            ? `JSONPath ${JSON.stringify(jsonPath) ?? '(unset)'} is not a simple path starting with "."`
             : undefined;
     if (problem !== undefined) {
       note(here, `${problem}; the column was dropped`);
