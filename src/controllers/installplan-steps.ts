@@ -149,6 +149,18 @@ export function prunedProblems(
  * DeploymentSpec does not declare: the CSV keeps them (its schema preserves that object), OLM
  * drops them when it decodes the spec, and Bosun prunes them from the Deployments it applies.
  */
+/** One warning per required field a CSV lacked and was given its zero value (see install/zero-values.ts). */
+export function filledProblems(
+  obj: { apiVersion?: string; kind?: string; metadata?: { name?: string } },
+  fields: readonly string[],
+): Problem[] {
+  return fields.map((field) => ({
+    object: objectName(obj),
+    field,
+    message: `required by the schema of ${obj.apiVersion ?? '?'} ${obj.kind ?? '?'} but missing; set to its zero value, as OLM's typed decoding does`,
+  }));
+}
+
 export function csvDeploymentProblems(
   csv: { metadata?: { name?: string }; spec?: unknown },
   deploymentSpec: KindSchema,

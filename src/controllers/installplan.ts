@@ -17,6 +17,7 @@ import { formatApiError, isPermanentRejection, parseApiError } from '../kube/err
 import type { CSVIdentity } from '../install/ownership.js';
 import { type InstallStep, ownInstallSteps, stepObject, stepsByPhase } from '../install/plan.js';
 import { subschema } from '../install/prune.js';
+import { fillRequiredZeroValues } from '../install/zero-values.js';
 import type { Problem } from '../util/result.js';
 import type { Controller, ControllerContext } from './context.js';
 import {
@@ -25,6 +26,7 @@ import {
   planSteps,
   prunedMessage,
   prunedProblems,
+  filledProblems,
   uniqueProblems,
   warningConditions,
   warningsMessage,
@@ -111,15 +113,18 @@ async function execute(
     await writeStatus(ctx, ip, { ...base, plan: status(), conditions });
   // Every field pruned from what this run applies (each run applies the whole plan again).
   const pruned: Problem[] = [];
+  // Required fields of the CSV that it lacked, given their zero values as OLM's decoding does.
+  const filled: Problem[] = [];
+  const allWarnings = () => [...warnings, ...uniqueProblems(filled)];
   const report = (now: number) =>
-    warningConditions(conditions, { warnings, pruned: uniqueProblems(pruned) }, now);
+    warningConditions(conditions, { warnings: allWarnings(), pruned: uniqueProblems(pruned) }, now);
 
   for (const group of stepsByPhase(steps)) {
     const waiting: string[] = [];
     for (const step of group.steps) {
       let applied: unknown;
       try {
-        const object = await prunedStep(ctx, step, pruned);
+        const object = await prunedStep(ctx, step, pruned, filled);
         applied = await ctx.applier.apply(object);
       } catch (err) {
         const api = parseApiError(err);
@@ -127,7 +132,7 @@ async function execute(
         if (api !== undefined && isPermanentRejection(api)) {
           const message = `${describeStep(step)}: ${formatApiError(api)}`;
           await fail(ctx, ip, message, status(), report(ctx.clock.now()));
-          await reportWarnings(ctx, ip, warnings, uniqueProblems(pruned));
+          await reportWarnings(ctx, ip, allWarnings(), uniqueProblems(pruned));
           return;
         }
         throw err;
@@ -143,7 +148,7 @@ async function execute(
         for (let i = 0; i < steps.length; i++) {
           const before = steps[i] as InstallStep;
           const after = owned[i] as InstallStep;
-          if (after !== before) await ctx.applier.apply(await prunedStep(ctx, after, []));
+          if (after !== before) await ctx.applier.apply(await prunedStep(ctx, after, [], []));
           if (done.has(before)) done.add(after);
         }
         steps = owned;
@@ -168,7 +173,7 @@ async function execute(
     plan: status(),
     conditions: setIPCondition(report(now), 'True', undefined, '', now),
   });
-  await reportWarnings(ctx, ip, warnings, uniqueProblems(pruned));
+  await reportWarnings(ctx, ip, allWarnings(), uniqueProblems(pruned));
   await ctx.events.normal(ip, 'InstallSucceeded', `applied ${steps.length} steps`);
   return undefined;
 }
@@ -179,8 +184,14 @@ async function execute(
  * Each pruned field is added to `pruned`; for a CSV, so are the fields of its Deployment specs
  * that the Deployments will be applied without.
  */
-async function prunedStep(ctx: ControllerContext, step: InstallStep, pruned: Problem[]) {
-  const object = stepObject(step);
+async function prunedStep(ctx: ControllerContext, step: InstallStep, pruned: Problem[], filled: Problem[]) {
+  let object = stepObject(step);
+  if (object.kind === Resources.ClusterServiceVersion.kind) {
+    // OLM creates a CSV from its Go types, which write required fields a manifest lacks as zero values.
+    const zeros = fillRequiredZeroValues(object, await ctx.schemas.schemaFor(object.apiVersion, object.kind));
+    filled.push(...filledProblems(object, zeros.fields));
+    object = zeros.value;
+  }
   const result = await ctx.schemas.prune(object);
   pruned.push(...prunedProblems(object, result.fields));
   if (object.kind === Resources.ClusterServiceVersion.kind) {

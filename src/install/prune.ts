@@ -32,6 +32,8 @@
 /** A schema as a CRD's `openAPIV3Schema` or an OpenAPI v3 document spells it (only what pruning reads). */
 export interface SchemaNode {
   type?: string | string[];
+  /** Not read by pruning; kept for the zero values a typed decoding writes (zero-values.ts). */
+  required?: string[];
   properties?: Record<string, SchemaNode>;
   items?: SchemaNode | SchemaNode[];
   additionalProperties?: SchemaNode | boolean;
@@ -423,6 +425,8 @@ function compact(raw: unknown): SchemaNode {
   const out: SchemaNode = {};
   if (typeof raw.type === 'string' || Array.isArray(raw.type)) out.type = raw.type as SchemaNode['type'];
   if (typeof raw.$ref === 'string') out.$ref = raw.$ref;
+  if (Array.isArray(raw.required) && raw.required.every((r) => typeof r === 'string'))
+    out.required = raw.required as string[];
   if (isMap(raw.properties)) {
     const props: Record<string, SchemaNode> = {};
     for (const [k, v] of Object.entries(raw.properties)) setOwn(props, k, compact(v));
