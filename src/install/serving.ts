@@ -378,6 +378,15 @@ export function renderServing(input: ServingInput): ServingObjects {
       }),
     );
   }
+  // Several descriptions of one group and version (one per kind) share one APIService: the
+  // first Deployment to serve it keeps it.
+  const seen = new Set<string>();
+  out.afterDeployments = out.afterDeployments.filter((o) => {
+    const key = `${o.kind}/${o.metadata.name}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
   return out;
 }
 
