@@ -10,6 +10,7 @@
  * the bundle, for the InstallPlan to report. OLM refuses such bundles on Kubernetes 1.22 and
  * later; Bosun installs them, on purpose.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import type { BundleDoc, BundleObjectProperty, Property } from '../apis/fbc.js';
 import { PropertyType } from '../apis/fbc.js';
@@ -106,7 +107,7 @@ export function classifyManifests(
   const warnings: Problem[] = [];
   const csvs: { at: string; object: Resource }[] = [];
   const objects: BundleObject[] = [];
-  const seen = new Map<string, string>();
+  const seen = new Map<string, { at: string; object: Resource; converted: boolean }>();
 
   for (const m of manifests) {
     const checked = checkManifest(bundle.name, m);
@@ -114,19 +115,29 @@ export function classifyManifests(
       problems.push(...checked.errors);
       continue;
     }
-    const { object: o, warnings: converted } = checked.value;
-    warnings.push(...converted);
+    const { object: o, warnings: notes, converted } = checked.value;
+    warnings.push(...notes);
     const key = `${o.kind}/${o.name}`;
     const first = seen.get(key);
     if (first !== undefined) {
+      // Bundles made during the move off v1beta1 may ship an object in both versions; once
+      // converted they are one object, applied once.
+      if ((converted || first.converted) && isDeepStrictEqual(first.object, o.object)) {
+        warnings.push({
+          object: objectLabel(bundle.name, o.kind, o.name),
+          field: 'metadata.name',
+          message: `${m.at} is the same object as ${first.at} once converted; it is applied once`,
+        });
+        continue;
+      }
       problems.push({
         object: objectLabel(bundle.name, o.kind, o.name),
         field: 'metadata.name',
-        message: `${m.at} has the same kind and name as ${first}; each object must be unique`,
+        message: `${m.at} has the same kind and name as ${first.at}; each object must be unique`,
       });
       continue;
     }
-    seen.set(key, m.at);
+    seen.set(key, { at: m.at, object: o.object, converted });
     if (o.info.phase === 'CSV') csvs.push({ at: m.at, object: o.object });
     else objects.push(o);
   }
@@ -244,7 +255,7 @@ function decodeBundleObject(
 function checkManifest(
   bundleName: string,
   m: RawManifest,
-): Result<{ object: BundleObject; warnings: Problem[] }> {
+): Result<{ object: BundleObject; warnings: Problem[]; converted: boolean }> {
   const at = bundleLabel(bundleName);
   if (!isRecord(m.object)) {
     return fail([{ object: at, field: m.at, message: 'must be a Kubernetes object (a mapping)' }]);
@@ -327,6 +338,7 @@ function checkManifest(
       object: normalise(object, name as string),
     },
     warnings: upgraded.value.warnings,
+    converted: upgraded.value.from !== undefined,
   });
 }
 

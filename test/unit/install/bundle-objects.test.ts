@@ -158,6 +158,48 @@ describe('decodeBundle', () => {
     ]);
   });
 
+  it('applies once an object a bundle ships in both a removed and a served version', () => {
+    const rules = 'rules:\n- nonResourceURLs: [/metrics]\n  verbs: [get]\n';
+    const r = decodeBundle(
+      docWith([
+        bundleObjectProperty(csvText),
+        yamlObject('apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole', 'metrics-reader', rules),
+        yamlObject(
+          'apiVersion: rbac.authorization.k8s.io/v1beta1\nkind: ClusterRole',
+          'metrics-reader',
+          rules,
+        ),
+      ]),
+    );
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    expect(r.value.objects.map((o) => `${o.object.apiVersion} ${o.kind}/${o.name}`)).toEqual([
+      'rbac.authorization.k8s.io/v1 ClusterRole/metrics-reader',
+    ]);
+    expect(r.value.warnings.map(formatProblem)).toEqual([
+      `bundle ${BundleName}, ClusterRole/metrics-reader: apiVersion: rbac.authorization.k8s.io/v1beta1 is not served by Kubernetes 1.22 and later; converted to rbac.authorization.k8s.io/v1`,
+      `bundle ${BundleName}, ClusterRole/metrics-reader: metadata.name: properties[2] is the same object as properties[1] once converted; it is applied once`,
+    ]);
+  });
+
+  it('still refuses two different objects of the same kind and name, whatever their versions', () => {
+    const r = decodeBundle(
+      docWith([
+        bundleObjectProperty(csvText),
+        yamlObject('apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole', 'reader', 'rules: []\n'),
+        yamlObject(
+          'apiVersion: rbac.authorization.k8s.io/v1beta1\nkind: ClusterRole',
+          'reader',
+          'rules:\n- nonResourceURLs: [/metrics]\n  verbs: [get]\n',
+        ),
+      ]),
+    );
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors.map(formatProblem)).toEqual([
+      `bundle ${BundleName}, ClusterRole/reader: metadata.name: properties[2] has the same kind and name as properties[1]; each object must be unique`,
+    ]);
+  });
+
   it('a bundle of served API versions has no warnings', () => {
     const r = decodeBundle(sampleBundleDoc());
     if (!r.ok) throw new Error(JSON.stringify(r.errors));
