@@ -149,16 +149,25 @@ export function prunedProblems(
  * DeploymentSpec does not declare: the CSV keeps them (its schema preserves that object), OLM
  * drops them when it decodes the spec, and Bosun prunes them from the Deployments it applies.
  */
-/** One warning per required field a CSV lacked and was given its zero value (see install/zero-values.ts). */
-export function filledProblems(
+/** One warning per field a typed decoding changed (see install/typed-decoding.ts). */
+export function typedDecodingProblems(
   obj: { apiVersion?: string; kind?: string; metadata?: { name?: string } },
-  fields: readonly string[],
+  changes: { filled: readonly string[]; nulls: readonly string[] },
 ): Problem[] {
-  return fields.map((field) => ({
-    object: objectName(obj),
-    field,
-    message: `required by the schema of ${obj.apiVersion ?? '?'} ${obj.kind ?? '?'} but missing; set to its zero value, as OLM's typed decoding does`,
-  }));
+  const object = objectName(obj);
+  const schema = `the schema of ${obj.apiVersion ?? '?'} ${obj.kind ?? '?'}`;
+  return [
+    ...changes.nulls.map((field) => ({
+      object,
+      field,
+      message: `null is not allowed by ${schema}; left out, as OLM's typed decoding does`,
+    })),
+    ...changes.filled.map((field) => ({
+      object,
+      field,
+      message: `required by ${schema} but missing; set to its zero value, as OLM's typed decoding does`,
+    })),
+  ];
 }
 
 export function csvDeploymentProblems(

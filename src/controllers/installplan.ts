@@ -17,7 +17,7 @@ import { formatApiError, isPermanentRejection, parseApiError } from '../kube/err
 import type { CSVIdentity } from '../install/ownership.js';
 import { type InstallStep, ownInstallSteps, stepObject, stepsByPhase } from '../install/plan.js';
 import { subschema } from '../install/prune.js';
-import { fillRequiredZeroValues } from '../install/zero-values.js';
+import { decodeAsTyped } from '../install/typed-decoding.js';
 import type { Problem } from '../util/result.js';
 import type { Controller, ControllerContext } from './context.js';
 import {
@@ -26,7 +26,7 @@ import {
   planSteps,
   prunedMessage,
   prunedProblems,
-  filledProblems,
+  typedDecodingProblems,
   uniqueProblems,
   warningConditions,
   warningsMessage,
@@ -187,10 +187,11 @@ async function execute(
 async function prunedStep(ctx: ControllerContext, step: InstallStep, pruned: Problem[], filled: Problem[]) {
   let object = stepObject(step);
   if (object.kind === Resources.ClusterServiceVersion.kind) {
-    // OLM creates a CSV from its Go types, which write required fields a manifest lacks as zero values.
-    const zeros = fillRequiredZeroValues(object, await ctx.schemas.schemaFor(object.apiVersion, object.kind));
-    filled.push(...filledProblems(object, zeros.fields));
-    object = zeros.value;
+    // OLM creates a CSV from its Go types: nulls are gone and required fields a manifest lacks
+    // are written as zero values.
+    const typed = decodeAsTyped(object, await ctx.schemas.schemaFor(object.apiVersion, object.kind));
+    filled.push(...typedDecodingProblems(object, typed));
+    object = typed.value;
   }
   const result = await ctx.schemas.prune(object);
   pruned.push(...prunedProblems(object, result.fields));

@@ -32,8 +32,9 @@
 /** A schema as a CRD's `openAPIV3Schema` or an OpenAPI v3 document spells it (only what pruning reads). */
 export interface SchemaNode {
   type?: string | string[];
-  /** Not read by pruning; kept for the zero values a typed decoding writes (zero-values.ts). */
+  /** Not read by pruning; kept for what a typed decoding writes (zero-values.ts). */
   required?: string[];
+  nullable?: boolean;
   properties?: Record<string, SchemaNode>;
   items?: SchemaNode | SchemaNode[];
   additionalProperties?: SchemaNode | boolean;
@@ -427,6 +428,7 @@ function compact(raw: unknown): SchemaNode {
   if (typeof raw.$ref === 'string') out.$ref = raw.$ref;
   if (Array.isArray(raw.required) && raw.required.every((r) => typeof r === 'string'))
     out.required = raw.required as string[];
+  if (raw.nullable === true) out.nullable = true;
   if (isMap(raw.properties)) {
     const props: Record<string, SchemaNode> = {};
     for (const [k, v] of Object.entries(raw.properties)) setOwn(props, k, compact(v));

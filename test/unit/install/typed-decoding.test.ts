@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { crdKindSchema, type KindSchema } from '../../../src/install/prune.js';
-import { fillRequiredZeroValues } from '../../../src/install/zero-values.js';
+import { decodeAsTyped } from '../../../src/install/typed-decoding.js';
 
 const schema: KindSchema = {
   flavor: 'structural',
@@ -40,13 +40,13 @@ const schema: KindSchema = {
   },
 };
 
-describe('zero values of required fields, as a typed decoding writes them', () => {
+describe('a manifest as a typed decoding leaves it', () => {
   it('fills strings, numbers, booleans and structs, and leaves out maps, slices and int-or-string', () => {
     const input = { spec: { owned: [{ name: 'x' }, {}] } };
-    const { value, fields } = fillRequiredZeroValues(input, schema);
+    const { value, filled } = decodeAsTyped(input, schema);
     expect(value.spec.owned[0]).toEqual({ name: 'x', count: 0, enabled: false, ref: { kind: '' } });
     expect(value.spec.owned[1]).toEqual({ name: '', count: 0, enabled: false, ref: { kind: '' } });
-    expect(fields).toEqual([
+    expect(filled).toEqual([
       'spec.owned[0].count',
       'spec.owned[0].enabled',
       'spec.owned[0].ref',
@@ -64,21 +64,45 @@ describe('zero values of required fields, as a typed decoding writes them', () =
       },
     };
     const before = JSON.stringify(complete);
-    expect(fillRequiredZeroValues(complete, schema)).toEqual({ value: complete, fields: [] });
+    expect(decodeAsTyped(complete, schema)).toEqual({ value: complete, filled: [], nulls: [] });
     const partial = { spec: { owned: [{}] } };
-    fillRequiredZeroValues(partial, schema);
+    decodeAsTyped(partial, schema);
     expect(JSON.stringify(complete)).toBe(before);
     expect(partial).toEqual({ spec: { owned: [{}] } });
   });
 
+  it('drops nulls of struct fields, gives map entries their zero value, and keeps nullable nulls', () => {
+    const nullable: KindSchema = {
+      flavor: 'structural',
+      schema: {
+        type: 'object',
+        properties: {
+          args: { type: 'array', items: { type: 'string' } },
+          secret: { type: 'object', properties: { name: { type: 'string' } } },
+          labels: { type: 'object', additionalProperties: { type: 'string' } },
+          maybe: { type: 'string', nullable: true },
+          name: { type: 'string' },
+        },
+        required: ['name'],
+      },
+    };
+    const { value, nulls, filled } = decodeAsTyped(
+      { args: null, secret: null, labels: { a: null, b: 'x' }, maybe: null, name: null },
+      nullable,
+    );
+    expect(value).toEqual({ labels: { a: '', b: 'x' }, maybe: null, name: '' });
+    expect(nulls).toEqual(['args', 'secret', 'labels.a', 'name']);
+    expect(filled).toEqual(['name']);
+  });
+
   it('does not add a required field whose parent is missing (a missing slice stays missing)', () => {
-    expect(fillRequiredZeroValues({ spec: {} }, schema).value).toEqual({ spec: {} });
+    expect(decodeAsTyped({ spec: {} }, schema).value).toEqual({ spec: {} });
   });
 
   it('does nothing without a structural schema', () => {
     const v = { a: 1 };
-    expect(fillRequiredZeroValues(v, undefined).value).toBe(v);
-    expect(fillRequiredZeroValues(v, { flavor: 'openapi', schema: {}, components: {} }).value).toBe(v);
+    expect(decodeAsTyped(v, undefined).value).toBe(v);
+    expect(decodeAsTyped(v, { flavor: 'openapi', schema: {}, components: {} }).value).toBe(v);
   });
 
   it("fills what Bosun's CSV CRD requires of an owned CRD's resources, as OLM's types write it", () => {
@@ -101,8 +125,8 @@ describe('zero values of required fields, as a typed decoding writes them', () =
         },
       },
     };
-    const { value, fields } = fillRequiredZeroValues(csv, csvSchema);
-    expect(fields).toContain('spec.customresourcedefinitions.owned[0].resources[0].name');
+    const { value, filled } = decodeAsTyped(csv, csvSchema);
+    expect(filled).toContain('spec.customresourcedefinitions.owned[0].resources[0].name');
     expect(value.spec.customresourcedefinitions.owned[0]?.resources[0]).toEqual({
       kind: 'Deployment',
       version: 'v1',
