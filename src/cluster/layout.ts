@@ -174,10 +174,13 @@ const goArch: Record<string, string> = {
 };
 
 /**
- * The simulated node as it is registered: labelled as the node of a real single-node cluster is
- * (a kubeadm or kind control-plane node that also runs workloads: os and arch, including the
- * beta labels older operators still select, hostname, and the control-plane role), with room for
- * every operator of a large catalog.
+ * The simulated node as it is registered: labelled as the node of a real single-node cluster is,
+ * a control-plane node that also runs workloads: os and arch (with the beta labels older operators
+ * still select), hostname, and its roles as both kubeadm (`control-plane`) and OpenShift, the
+ * platform most catalog operators were written for (`master`, which kubeadm also set before
+ * Kubernetes 1.24, and `worker`). Operators that pin themselves to control-plane nodes by
+ * `node-role.kubernetes.io/master` then schedule, as they do on such a cluster. There is room
+ * for every operator of a large catalog.
  */
 export function nodeObject(arch: string = process.arch) {
   const nodeArch = goArch[arch] ?? arch;
@@ -193,6 +196,8 @@ export function nodeObject(arch: string = process.arch) {
         'kubernetes.io/hostname': nodeName,
         'kubernetes.io/os': 'linux',
         'node-role.kubernetes.io/control-plane': '',
+        'node-role.kubernetes.io/master': '',
+        'node-role.kubernetes.io/worker': '',
         'node.kubernetes.io/exclude-from-external-load-balancers': '',
       },
       annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },

@@ -112,6 +112,7 @@ describe('the simulated node', () => {
       'beta.kubernetes.io/arch': 'amd64',
       'kubernetes.io/hostname': nodeName,
       'node-role.kubernetes.io/control-plane': '',
+      'node-role.kubernetes.io/master': '',
     });
     expect(nodeObject('arm64').metadata.labels['kubernetes.io/arch']).toBe('arm64');
   });
