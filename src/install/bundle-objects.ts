@@ -15,6 +15,7 @@ import { parseAllDocuments } from 'yaml';
 import type { BundleDoc, BundleObjectProperty, Property } from '../apis/fbc.js';
 import { PropertyType } from '../apis/fbc.js';
 import type { ClusterServiceVersion } from '../apis/operators.js';
+import { CSVApiVersion } from '../bundle/manifest.js';
 import { upgradeManifest } from '../bundle/upgrade/index.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { validateInstallStrategy } from './csv.js';
@@ -282,18 +283,42 @@ function checkManifest(
       message: `must be set (${m.at}); generateName cannot be applied`,
     });
   }
+  const warnings: Problem[] = [];
+  let input = m.object;
   for (const field of ['labels', 'annotations'] as const) {
-    if (metadata[field] !== undefined && metadata[field] !== null && !isStringMap(metadata[field])) {
+    const map = metadata[field];
+    if (map === undefined || map === null) continue;
+    // An empty value (`createdAt:` in YAML) is null; decoded into Go's map of strings it is "".
+    const nulls = isRecord(map) ? Object.keys(map).filter((k) => map[k] === null) : [];
+    const filled = nulls.length > 0 ? { ...(map as Record<string, unknown>) } : map;
+    for (const k of nulls) (filled as Record<string, unknown>)[k] = '';
+    if (!isStringMap(filled)) {
       problems.push({
         object: label,
         field: `metadata.${field}`,
         message: 'must map strings to strings (quote values like true or 1)',
       });
+      continue;
+    }
+    if (nulls.length > 0) {
+      input = { ...input, metadata: { ...(input.metadata as Record<string, unknown>), [field]: filled } };
+      for (const k of nulls)
+        warnings.push({ object: label, field: `metadata.${field}.${k}`, message: 'has no value; set to ""' });
     }
   }
   if (problems.length > 0) return fail(problems);
+  if (kind === 'ClusterServiceVersion' && apiVersion !== CSVApiVersion) {
+    // OLM finds the CSV by its kind and reads it into its own type, so the version it says it is
+    // does not matter there; it is created as operators.coreos.com/v1alpha1.
+    warnings.push({
+      object: label,
+      field: 'apiVersion',
+      message: `${String(apiVersion)} is not where ClusterServiceVersion is served; installed as ${CSVApiVersion}`,
+    });
+    input = { ...input, apiVersion: CSVApiVersion };
+  }
 
-  const upgraded = upgradeManifest(m.object, { object: label });
+  const upgraded = upgradeManifest(input, { object: label });
   if (!upgraded.ok) return fail(upgraded.errors);
   const object = upgraded.value.object as Record<string, unknown>;
   const served = object.apiVersion as string;
@@ -337,7 +362,7 @@ function checkManifest(
       info,
       object: normalise(object, name as string),
     },
-    warnings: upgraded.value.warnings,
+    warnings: [...warnings, ...upgraded.value.warnings],
     converted: upgraded.value.from !== undefined,
   });
 }

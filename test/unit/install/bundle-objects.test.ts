@@ -42,6 +42,33 @@ describe('decodeBundle', () => {
     expect(r.value.properties.map((p) => p.type)).toEqual(['olm.package', 'olm.gvk']);
   });
 
+  it('reads an annotation without a value as "" (as OLM decodes it into a map of strings), with a warning', () => {
+    const r = decodeBundle(
+      docWith([
+        bundleObjectProperty(csvText),
+        yamlObject('apiVersion: v1\nkind: ConfigMap', 'cm', '  annotations:\n    createdAt:\n    kept: x\n'),
+      ]),
+    );
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    expect(r.value.objects[0]?.object.metadata.annotations).toEqual({ createdAt: '', kept: 'x' });
+    expect(r.value.warnings.map(formatProblem)).toEqual([
+      `bundle ${BundleName}, ConfigMap/cm: metadata.annotations.createdAt: has no value; set to ""`,
+    ]);
+  });
+
+  it('installs a CSV that names another API group as operators.coreos.com/v1alpha1, as OLM does', () => {
+    const r = decodeBundle(
+      docWith([
+        bundleObjectProperty(csvText.replace(/^apiVersion: .*$/m, 'apiVersion: example.com/v1alpha1')),
+      ]),
+    );
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    expect(r.value.csv.apiVersion).toBe('operators.coreos.com/v1alpha1');
+    expect(r.value.warnings.map(formatProblem)).toEqual([
+      `bundle ${BundleName}, ClusterServiceVersion/${BundleName}: apiVersion: example.com/v1alpha1 is not where ClusterServiceVersion is served; installed as operators.coreos.com/v1alpha1`,
+    ]);
+  });
+
   it('reads manifests encoded as JSON as well as YAML', () => {
     const json = JSON.stringify({
       apiVersion: 'v1',
