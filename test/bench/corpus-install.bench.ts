@@ -28,7 +28,8 @@ import {
   type PackagePlan,
   planPackages,
   subscribe,
-  viewPackage,
+  emptyView,
+  viewNamespaces,
 } from '../support/corpus-install.js';
 import type { Emit } from './run.js';
 import {
@@ -135,10 +136,11 @@ export async function installCorpus(
     const outcomes = new Map<string, Outcome>();
     const deadline = start + waitSeconds * 1000;
     for (;;) {
+      const views = await viewNamespaces(client);
       for (const p of plans) {
         const prev = outcomes.get(p.package);
         if (prev && prev.kind !== 'Pending') continue;
-        outcomes.set(p.package, outcomeOf(p, await viewPackage(client, p)));
+        outcomes.set(p.package, outcomeOf(p, views.get(p.namespace) ?? emptyView()));
       }
       const pending = [...outcomes.values()].filter((o) => o.kind === 'Pending').length;
       const succeeded = [...outcomes.values()].filter((o) => o.kind === 'Succeeded').length;

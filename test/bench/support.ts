@@ -5,8 +5,6 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeObject } from '../../src/apis/meta.js';
@@ -15,6 +13,8 @@ import { type ClusterState, down, up } from '../../src/cluster/controlplane.js';
 import { collectionPath, KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
 import { isAlreadyExists } from '../../src/kube/errors.js';
+
+export { serveText } from '../support/serve.js';
 
 const repo = new URL('../../', import.meta.url).pathname;
 
@@ -67,7 +67,8 @@ export interface BenchCluster {
 
 /**
  * A fresh local control plane named `name` in a state folder of its own, or the existing (empty)
- * cluster of BOSUN_BENCH_KUBECONFIG.
+ * cluster of BOSUN_BENCH_KUBECONFIG. With BOSUN_BENCH_KEEP=1 the control plane is left running at
+ * the end, for a look at what the benchmark left behind.
  */
 export async function benchCluster(name: string): Promise<BenchCluster> {
   const existing = process.env.BOSUN_BENCH_KUBECONFIG;
@@ -91,6 +92,12 @@ export async function benchCluster(name: string): Promise<BenchCluster> {
       ),
     async close() {
       client.close();
+      if (stateDir && process.env.BOSUN_BENCH_KEEP === '1') {
+        process.stderr.write(
+          `bench: control plane kept running (BOSUN_BENCH_KEEP=1): KUBECONFIG=${kubeconfig}\n`,
+        );
+        return;
+      }
       if (stateDir) {
         await down({ name, env });
         await rm(stateDir, { recursive: true, force: true });
@@ -136,16 +143,6 @@ export async function stopProcess(child: ChildProcess): Promise<void> {
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
   await exited;
-}
-
-/** Serves `text` at every path on loopback; returns the URL a CatalogSource of type http reads. */
-export async function serveText(text: string): Promise<{ url: string; close(): void }> {
-  const server = createServer((_req, res) => res.writeHead(200).end(text));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/all`,
-    close: () => server.close(),
-  };
 }
 
 /** The corpus imported as `bosun catalog import` does, as a JSON stream, with its import report. */

@@ -131,7 +131,8 @@ export interface PodView {
 
 /** What the cluster holds for one package's namespace. */
 export interface PackageView {
-  subscription?: Subscription;
+  /** The package's own Subscription and those its dependencies got. */
+  subscriptions: Subscription[];
   installPlans: InstallPlan[];
   csvs: ClusterServiceVersion[];
   pods: PodView[];
@@ -148,9 +149,11 @@ export type Outcome =
  * `class` groups failures for a report; `detail` is the message that says what went wrong.
  */
 export function outcomeOf(plan: PackagePlan, view: PackageView): Outcome {
+  // The package's own Subscription is named after it (see subscribe).
+  const subscription = view.subscriptions.find((s) => s.metadata.name === plan.package);
   const own =
-    view.csvs.find((c) => c.metadata.name === view.subscription?.status?.installedCSV) ??
-    view.csvs.find((c) => c.metadata.name === view.subscription?.status?.currentCSV);
+    view.csvs.find((c) => c.metadata.name === subscription?.status?.installedCSV) ??
+    view.csvs.find((c) => c.metadata.name === subscription?.status?.currentCSV);
   if (own?.status?.phase === 'Succeeded') return { kind: 'Succeeded', csv: own.metadata.name ?? '' };
 
   const failedPlan = view.installPlans.find((ip) => ip.status?.phase === 'Failed');
@@ -166,7 +169,7 @@ export function outcomeOf(plan: PackagePlan, view: PackageView): Outcome {
       detail: `${failedCsv.metadata.name}: ${failedCsv.status?.message ?? ''}`,
     };
   }
-  const resolution = view.subscription?.status?.conditions?.find(
+  const resolution = subscription?.status?.conditions?.find(
     (c) => c.type === 'ResolutionFailed' && c.status === 'True',
   );
   if (resolution) {
@@ -202,7 +205,7 @@ export function outcomeOf(plan: PackagePlan, view: PackageView): Outcome {
   return {
     kind: 'Pending',
     class: 'no InstallPlan',
-    detail: `subscription ${plan.namespace}/${plan.package}: state ${view.subscription?.status?.state ?? 'none'}`,
+    detail: `subscription ${plan.namespace}/${plan.package}: state ${subscription?.status?.state ?? 'none'}`,
   };
 }
 
@@ -221,26 +224,34 @@ export function messageClass(message: string): string {
   return message.replace(/"[^"]*"|\b[\w.-]+\/[\w.-]+\b/g, '…').slice(0, 80);
 }
 
-/** Reads one package namespace's objects. */
-export async function viewPackage(client: KubeClient, plan: PackagePlan): Promise<PackageView> {
-  const list = async <T>(resource: Parameters<typeof collectionPath>[0]) =>
-    (await client.request<{ items?: T[] }>({ path: collectionPath(resource, plan.namespace) })).items ?? [];
-  const subs = await list<Subscription>(Resources.Subscription);
-  const pods = await list<KubeObject & { status?: PodStatus }>({
-    group: '',
-    version: 'v1',
-    plural: 'pods',
-    namespaced: true,
-  });
-  return {
-    subscription: subs.find((s) => s.metadata.name === plan.package),
-    installPlans: await list<InstallPlan>(Resources.InstallPlan),
-    csvs: (await list<ClusterServiceVersion>(Resources.ClusterServiceVersion)).filter(
-      // CSVs copied into a target namespace by an OperatorGroup are not this package's.
-      (c) => c.status?.reason !== 'Copied',
-    ),
-    pods: pods.map(podView),
+export const emptyView = (): PackageView => ({ subscriptions: [], installPlans: [], csvs: [], pods: [] });
+
+/**
+ * Every namespace's objects (or one namespace's), by namespace: one list per kind, however many
+ * packages there are.
+ */
+export async function viewNamespaces(
+  client: KubeClient,
+  namespace?: string,
+): Promise<Map<string, PackageView>> {
+  const list = async <T extends KubeObject>(resource: Parameters<typeof collectionPath>[0]) =>
+    (await client.request<{ items?: T[] }>({ path: collectionPath(resource, namespace) })).items ?? [];
+  const views = new Map<string, PackageView>();
+  const viewOf = (o: KubeObject) => {
+    const ns = o.metadata?.namespace ?? '';
+    let v = views.get(ns);
+    if (v === undefined) views.set(ns, (v = emptyView()));
+    return v;
   };
+  for (const s of await list<Subscription>(Resources.Subscription)) viewOf(s).subscriptions.push(s);
+  for (const ip of await list<InstallPlan>(Resources.InstallPlan)) viewOf(ip).installPlans.push(ip);
+  for (const c of await list<ClusterServiceVersion>(Resources.ClusterServiceVersion)) {
+    // CSVs copied into a target namespace by an OperatorGroup are not this package's.
+    if (c.status?.reason !== 'Copied') viewOf(c).csvs.push(c);
+  }
+  const pods = { group: '', version: 'v1', plural: 'pods', namespaced: true };
+  for (const p of await list<KubeObject & { status?: PodStatus }>(pods)) viewOf(p).pods.push(podView(p));
+  return views;
 }
 
 interface PodStatus {
