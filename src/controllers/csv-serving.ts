@@ -83,8 +83,12 @@ export const ServingClusterResources = [
   ServingResources.APIService,
 ] as const;
 
-/** A Succeeded CSV with certificates is looked at again at least this often (rotation). */
-const maxRotationCheckMs = 24 * 3_600_000;
+/**
+ * A CSV that serves webhooks or API services is looked at again at least this often: nothing
+ * watches webhook configurations, APIServices or Secrets here, so this is how one deleted or
+ * changed by hand comes back (OLM relies on its informers' periodic resync the same way).
+ */
+export const ServingRecheckMs = 10 * 60_000;
 
 export interface ServingState {
   plan: Result<ServingDeployment[], ServingProblem[]>;
@@ -375,11 +379,14 @@ export async function reportUnavailableAPIServices(
   );
 }
 
-/** When to look at a CSV with certificates again: before the first one is due for rotation. */
+/**
+ * When to look at a CSV with certificates again: before the first one is due for rotation, and
+ * at the latest after `ServingRecheckMs`.
+ */
 export function servingRequeueAfter(state: ServingState, now: number): number | undefined {
   const due = [...state.verdicts.values()].flatMap((v) => (v.fresh ? [v.rotateAt - now] : []));
   if (due.length === 0) return undefined;
-  return Math.min(Math.max(1_000, Math.min(...due)), maxRotationCheckMs);
+  return Math.min(Math.max(1_000, Math.min(...due)), ServingRecheckMs);
 }
 
 /**

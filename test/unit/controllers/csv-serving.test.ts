@@ -11,7 +11,8 @@ import type { CertificateVerdict } from '../../../src/install/certificates.js';
 import { servingDeployments } from '../../../src/install/serving.js';
 import { servingCSV, validating } from '../install/webhooks-support.js';
 
-const hour = 3_600_000;
+const minute = 60_000;
+const hour = 60 * minute;
 const certificate = { caPEM: 'ca', certPEM: 'cert', keyPEM: 'key' };
 const fresh = (rotateAt: number): CertificateVerdict => ({ fresh: true, certificate, rotateAt });
 const due: CertificateVerdict = { fresh: false, reason: 'secret x not found' };
@@ -100,16 +101,16 @@ describe('servingRequeueAfter', () => {
   it.each([
     { name: 'nothing served', verdicts: [], want: undefined },
     { name: 'only certificates due (an install follows)', verdicts: [due], want: undefined },
-    { name: 'rotation in an hour', verdicts: [fresh(now + hour)], want: hour },
+    { name: 'rotation in a minute', verdicts: [fresh(now + minute)], want: minute },
     {
       name: 'the first rotation of two',
-      verdicts: [fresh(now + 5 * hour), fresh(now + 2 * hour)],
-      want: 2 * hour,
+      verdicts: [fresh(now + 5 * minute), fresh(now + 2 * minute)],
+      want: 2 * minute,
     },
     {
-      name: 'rotation in a year: looked at daily',
+      name: 'rotation in a year: looked at every ten minutes all the same',
       verdicts: [fresh(now + 365 * 24 * hour)],
-      want: 24 * hour,
+      want: 10 * minute,
     },
     { name: 'rotation overdue: soon', verdicts: [fresh(now - hour)], want: 1_000 },
   ])('$name', ({ verdicts, want }) => {
