@@ -517,6 +517,30 @@ describe('an operator owning an aggregated API service', () => {
     await h?.stop();
   });
 
+  it("labels an OperatorGroup's target namespaces for its webhooks, following its targets and its deletion", async () => {
+    const c = h.ctx.client;
+    const [ns, other] = [await freshNamespace('oglabel'), await freshNamespace('oglabel')];
+    const og = await createOperatorGroup(c, ns, 'og', { targetNamespaces: [ns, other] });
+    const label = `olm.operatorgroup.uid/${og.metadata.uid ?? ''}`;
+    const labelled = async (names: string[]) => {
+      for (const name of [ns, other]) {
+        const n = await get<KubeObject>(R.Namespace, '', name);
+        if ((n?.metadata?.labels?.[label] === '') !== names.includes(name)) return undefined;
+      }
+      return true;
+    };
+    await eventually('both targets labelled', () => labelled([ns, other]));
+    await c.request({
+      method: 'PATCH',
+      path: objectPath(Resources.OperatorGroup, 'og', ns),
+      body: { spec: { targetNamespaces: [ns] } },
+      contentType: 'application/merge-patch+json',
+    });
+    await eventually('the label gone from the namespace no longer targeted', () => labelled([ns]));
+    await c.request({ method: 'DELETE', path: objectPath(Resources.OperatorGroup, 'og', ns) });
+    await eventually('the label gone with the group', () => labelled([]));
+  });
+
   it('registers the APIService with the CA and Service, Succeeds without it being Available, hands it to the upgrade, and uninstall removes it', async () => {
     const c = h.ctx.client;
     const ns = await freshNamespace('apisvc');
