@@ -34,6 +34,7 @@ import { SchemaSource } from '../kube/schemas.js';
 import { startHttpServer, type RunningServer } from '../server/http.js';
 import { createMetrics } from '../server/metrics.js';
 import { UserError } from '../util/errors.js';
+import { slimCRD, slimCSV, withoutBookkeeping } from './cache-transforms.js';
 import { MemoryCatalogStore } from './catalog-store.js';
 import { catalogSourceController } from './catalogsource.js';
 import type {
@@ -128,21 +129,26 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
 
     const onInformerError = (name: string) => (error: unknown, during: string) =>
       log.warn({ informer: name, during, err: error }, 'informer error, retrying');
-    const informer = <T extends KubeObject>(resource: ResourceType, labelSelector?: string): Informer<T> =>
+    const informer = <T extends KubeObject>(
+      resource: ResourceType,
+      labelSelector?: string,
+      transform: (obj: T) => T = withoutBookkeeping,
+    ): Informer<T> =>
       createInformer<T>(client, resource, {
         clock,
         ...(labelSelector ? { labelSelector } : {}),
+        transform,
         onError: onInformerError(resource.plural),
       });
     const informers: Informers = {
       catalogSources: informer<CatalogSource>(Resources.CatalogSource),
       subscriptions: informer<Subscription>(Resources.Subscription),
       installPlans: informer<InstallPlan>(Resources.InstallPlan),
-      csvs: informer<ClusterServiceVersion>(Resources.ClusterServiceVersion),
+      csvs: informer<ClusterServiceVersion>(Resources.ClusterServiceVersion, undefined, slimCSV),
       operatorGroups: informer<OperatorGroup>(Resources.OperatorGroup),
       operatorConditions: informer<OperatorCondition>(Resources.OperatorCondition),
       deployments: informer<Deployment>(Builtin.Deployment, `${Label.Managed}=true`),
-      crds: informer<CustomResourceDefinition>(Builtin.CustomResourceDefinition),
+      crds: informer<CustomResourceDefinition>(Builtin.CustomResourceDefinition, undefined, slimCRD),
       namespaces: informer<Namespace>(Builtin.Namespace),
     };
     const all = Object.values(informers) as Informer<KubeObject>[];

@@ -289,27 +289,35 @@ function watchError(name: string, status: unknown): Error {
   });
 }
 
-export interface ApiListerWatcherOptions {
+export interface ApiListerWatcherOptions<T = KubeObject> {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
   /** Objects per list page. */
   pageSize?: number;
   random?: Random;
+  /**
+   * What of each object to keep, applied as it arrives (list and watch), before anything holds
+   * it: an informer's cache lives as long as the manager, so fields no reconcile reads are best
+   * never kept (a CRD's schemas, a CSV's icon). Must not mutate its input.
+   */
+  transform?: (obj: T) => T;
 }
 
 /** Lists and watches `resource` through the API server. */
 export function apiListerWatcher<T extends KubeObject>(
   client: KubeClient,
   resource: ResourceType,
-  opts: ApiListerWatcherOptions = {},
+  opts: ApiListerWatcherOptions<T> = {},
 ): ListerWatcher<T> {
   const path = collectionPath(resource, opts.namespace);
   const random = opts.random ?? Math.random;
   const apiVersion = apiVersionOf(resource);
   // List items of built-in kinds come without apiVersion and kind; watch events carry them.
-  const typed = (obj: T): T =>
+  const withType = (obj: T): T =>
     obj.apiVersion && obj.kind ? obj : { ...obj, apiVersion, kind: resource.kind };
+  const transform = opts.transform;
+  const typed = transform ? (obj: T): T => transform(withType(obj)) : withType;
   const selectors = { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector };
   return {
     async list() {
@@ -346,14 +354,14 @@ export function apiListerWatcher<T extends KubeObject>(
   };
 }
 
-export interface CreateInformerOptions
-  extends ApiListerWatcherOptions, Omit<InformerOptions<never>, 'listerWatcher' | 'name'> {}
+export interface CreateInformerOptions<T = KubeObject>
+  extends ApiListerWatcherOptions<T>, Omit<InformerOptions<never>, 'listerWatcher' | 'name'> {}
 
 /** An informer for `resource` through the API server. */
 export function createInformer<T extends KubeObject>(
   client: KubeClient,
   resource: ResourceType,
-  opts: CreateInformerOptions = {},
+  opts: CreateInformerOptions<T> = {},
 ): Informer<T> {
   const scope = opts.namespace ? `${opts.namespace}/` : '';
   return new Informer<T>({

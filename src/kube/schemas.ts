@@ -61,7 +61,12 @@ export class SchemaSource {
   private indexFetch: Promise<IndexSnapshot> | undefined;
   private readonly documents = new Map<string, CachedDocument>();
   private readonly documentFetches = new Map<string, Promise<CachedDocument>>();
-  private readonly crdSchemas = new WeakMap<object, Map<string, KindSchema | undefined>>();
+  /** Each CRD's schemas by version, for the resourceVersion they were read at. */
+  private readonly crdSchemas = new Map<
+    string,
+    { resourceVersion: string; byVersion: Map<string, KindSchema | undefined> }
+  >();
+  private readonly crdFetches = new Map<string, Promise<Map<string, KindSchema | undefined>>>();
   private readonly counters: SchemaSourceStats = {
     indexFetches: 0,
     documentFetches: 0,
@@ -79,7 +84,7 @@ export class SchemaSource {
     const group = slash < 0 ? '' : apiVersion.slice(0, slash);
     const version = apiVersion.slice(slash + 1);
     const crd = this.findCrd(group, kind);
-    if (crd !== undefined) return this.crdSchema(crd, version);
+    if (crd !== undefined) return (await this.schemasOfCrd(crd)).get(version);
     return this.builtinSchema(group, version, kind);
   }
 
@@ -106,15 +111,35 @@ export class SchemaSource {
     return undefined;
   }
 
-  /** Read once per CRD object: the informer replaces the object when the CRD changes. */
-  private crdSchema(crd: object, version: string): KindSchema | undefined {
-    let byVersion = this.crdSchemas.get(crd);
-    if (byVersion === undefined) {
-      byVersion = new Map();
-      this.crdSchemas.set(crd, byVersion);
+  /**
+   * A CRD's schemas by version, read once per resourceVersion of the CRD. The manager's informer
+   * keeps CRDs without their schemas (they are most of a CRD's size, and only pruning reads
+   * them), so the schemas come from the CRD itself, read from the API server when the informer's
+   * object has none.
+   */
+  private async schemasOfCrd(crd: object): Promise<Map<string, KindSchema | undefined>> {
+    const meta = (crd as { metadata?: { name?: string; resourceVersion?: string } }).metadata;
+    const name = meta?.name ?? '';
+    const resourceVersion = meta?.resourceVersion ?? '';
+    const cached = this.crdSchemas.get(name);
+    if (cached !== undefined && cached.resourceVersion === resourceVersion) return cached.byVersion;
+    const key = `${name}@${resourceVersion}`;
+    let pending = this.crdFetches.get(key);
+    if (pending === undefined) {
+      pending = (async () => {
+        const full = hasSchemas(crd)
+          ? crd
+          : await this.opts.client.request<object>({
+              path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${encodeURIComponent(name)}`,
+            });
+        const byVersion = new Map<string, KindSchema | undefined>();
+        for (const v of versionNames(full)) byVersion.set(v, crdKindSchema(full, v));
+        this.crdSchemas.set(name, { resourceVersion, byVersion });
+        return byVersion;
+      })().finally(() => this.crdFetches.delete(key));
+      this.crdFetches.set(key, pending);
     }
-    if (!byVersion.has(version)) byVersion.set(version, crdKindSchema(crd, version));
-    return byVersion.get(version);
+    return pending;
   }
 
   private async builtinSchema(group: string, version: string, kind: string): Promise<KindSchema | undefined> {
@@ -193,4 +218,15 @@ export class SchemaSource {
     this.documents.set(path, fetched);
     return fetched;
   }
+}
+
+function versionNames(crd: object): string[] {
+  const versions = (crd as { spec?: { versions?: { name?: unknown }[] } }).spec?.versions ?? [];
+  return versions.map((v) => v.name).filter((n): n is string => typeof n === 'string');
+}
+
+/** Whether a CRD object carries its versions' schemas (the manager's informer strips them). */
+function hasSchemas(crd: object): boolean {
+  const versions = (crd as { spec?: { versions?: { schema?: unknown }[] } }).spec?.versions ?? [];
+  return versions.some((v) => v.schema !== undefined);
 }

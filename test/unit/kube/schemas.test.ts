@@ -197,10 +197,10 @@ describe('SchemaSource, built-in kinds', () => {
 });
 
 describe('SchemaSource, custom resources', () => {
-  const crd = (opts: { preserveUnknownFields?: boolean } = {}) => ({
+  const crd = (opts: { preserveUnknownFields?: boolean } = {}, resourceVersion = '1') => ({
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: 'widgets.x.io' },
+    metadata: { name: 'widgets.x.io', resourceVersion },
     spec: {
       group: 'x.io',
       names: { kind: 'Widget', plural: 'widgets' },
@@ -233,7 +233,7 @@ describe('SchemaSource, custom resources', () => {
     expect(api.requests).toEqual([]);
   });
 
-  it('reads the CRD again when the informer holds a new object for it', async () => {
+  it('reads the CRD again when the informer holds a new version of it', async () => {
     let crds = [crd()];
     const source = new SchemaSource({
       client: scripted({}).client,
@@ -241,7 +241,7 @@ describe('SchemaSource, custom resources', () => {
       clock: new FakeClock(),
     });
     const before = await source.schemaFor('x.io/v1', 'Widget');
-    const changed = crd();
+    const changed = crd({}, '2');
     changed.spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties = {
       size: { type: 'integer' },
       colour: { type: 'string' },
@@ -251,6 +251,28 @@ describe('SchemaSource, custom resources', () => {
     const obj = { spec: { size: 1, colour: 'red' } };
     expect(pruneObject(obj, before!).fields).toEqual(['spec.colour']);
     expect(pruneObject(obj, after!).fields).toEqual([]);
+  });
+
+  it("reads a CRD's schemas from the API server when the informer keeps the CRD without them, once per version of the CRD", async () => {
+    const full = crd({}, '7');
+    const api = scripted({
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.x.io': () => full,
+    });
+    const slim = { ...full, spec: { ...full.spec, versions: [{ name: 'v1', served: true, storage: true }] } };
+    let crds = [slim];
+    const source = new SchemaSource({ client: api.client, crds: () => crds, clock: new FakeClock() });
+    const [a, b] = await Promise.all([
+      source.schemaFor('x.io/v1', 'Widget'),
+      source.schemaFor('x.io/v1', 'Widget'),
+    ]);
+    expect(a).toBe(b);
+    const widget = { apiVersion: 'x.io/v1', kind: 'Widget', spec: { size: 1, colour: 'red' } };
+    expect(pruneObject(widget, a!).fields).toEqual(['spec.colour']);
+    expect(await source.schemaFor('x.io/v1', 'Widget')).toBe(a);
+    expect(api.requests).toEqual(['/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.x.io']);
+    crds = [{ ...slim, metadata: { ...slim.metadata, resourceVersion: '8' } }];
+    await source.schemaFor('x.io/v1', 'Widget');
+    expect(api.requests).toHaveLength(2);
   });
 
   it('prunes an object by its live schema, and leaves alone one it has no schema for', async () => {
