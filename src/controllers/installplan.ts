@@ -11,7 +11,7 @@
 import { InstallPlanConditionReason, InstallPlanConditionType } from '../apis/conditions.js';
 import type { InstallPlan, InstallPlanCondition, InstallPlanStatus, Step } from '../apis/operators.js';
 import { InstallPlanPhase, Resources, StepStatus } from '../apis/operators.js';
-import { isEstablished } from '../kube/crds.js';
+import { isEstablished, isRefusedForGood, notEstablishedReason } from '../kube/crds.js';
 import { formatTime, statusChanged } from '../kube/conditions.js';
 import { formatApiError, isPermanentRejection, parseApiError } from '../kube/errors.js';
 import type { CSVIdentity } from '../install/ownership.js';
@@ -153,6 +153,19 @@ async function execute(
         }
         steps = owned;
       }
+    }
+    // A CRD the API server will not establish until it changes fails the plan, naming why.
+    const refused = waiting.flatMap((name) => {
+      const crd = ctx.informers.crds.get(name);
+      return crd !== undefined && isRefusedForGood(crd)
+        ? [`CustomResourceDefinition ${name} is not established: ${notEstablishedReason(crd)}`]
+        : [];
+    });
+    if (refused.length > 0) {
+      const message = refused.join('; ');
+      await fail(ctx, ip, message, status(), report(ctx.clock.now()));
+      await reportWarnings(ctx, ip, allWarnings(), uniqueProblems(pruned));
+      return;
     }
     if (waiting.length > 0) {
       await writeStatus(ctx, ip, {

@@ -16,6 +16,7 @@ import type { BundleDoc, BundleObjectProperty, Property } from '../apis/fbc.js';
 import { PropertyType } from '../apis/fbc.js';
 import type { ClusterServiceVersion } from '../apis/operators.js';
 import { CSVApiVersion } from '../bundle/manifest.js';
+import { conversionWebhookCRDs, withoutUncallableConversion } from './crd-conversion.js';
 import { upgradeManifest } from '../bundle/upgrade/index.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { validateInstallStrategy } from './csv.js';
@@ -145,11 +146,22 @@ export function classifyManifests(
 
   const csv = pickCSV(bundle.name, csvs, problems);
   if (problems.length > 0 || csv === undefined) return fail(problems);
+  const filledByCSV = conversionWebhookCRDs(csv);
+  const installed = objects.map((o) => {
+    if (o.kind !== 'CustomResourceDefinition') return o;
+    const { crd, warning } = withoutUncallableConversion(
+      o.object,
+      filledByCSV,
+      objectLabel(bundle.name, o.kind, o.name),
+    );
+    if (warning) warnings.push(warning);
+    return crd === o.object ? o : { ...o, object: crd };
+  });
   return ok({
     name: bundle.name,
     package: bundle.package,
     csv,
-    objects,
+    objects: installed,
     properties: bundle.properties.filter(
       (p) => p.type !== PropertyType.BundleObject && p.type !== PropertyType.CSVMetadata,
     ),

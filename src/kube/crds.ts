@@ -20,6 +20,29 @@ export function isEstablished(crd: CrdStatus): boolean {
   return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
 }
 
+/**
+ * Reasons the API server gives for not establishing a CRD that waiting does not cure: the CRD
+ * itself must change (its names clash with another CRD's, or its conversion webhook's caBundle
+ * holds no certificate).
+ */
+const permanentReasons = new Set([
+  'InvalidCABundle',
+  'PluralConflict',
+  'SingularConflict',
+  'ShortNamesConflict',
+  'KindConflict',
+  'ListKindConflict',
+]);
+
+/** Whether a CRD is refused for good (see permanentReasons): its conditions say so. */
+export function isRefusedForGood(crd: CrdStatus): boolean {
+  return (
+    crd.status?.conditions?.some(
+      (c) => c.status === 'False' && c.reason !== undefined && permanentReasons.has(c.reason),
+    ) ?? false
+  );
+}
+
 /** Why a CRD is not served yet, from its conditions (e.g. a NamesAccepted conflict). */
 export function notEstablishedReason(crd: CrdStatus): string {
   const bad = crd.status?.conditions?.filter((c) => c.status !== 'True') ?? [];

@@ -219,6 +219,78 @@ describe('InstallPlan controller', () => {
     );
   });
 
+  /** A CRD with a conversion webhook whose caBundle is a placeholder, as some bundles ship it. */
+  function placeholderConversionCrd(group: string, versions: string[]) {
+    return {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: `gizmos.${group}` },
+      spec: {
+        group,
+        scope: 'Namespaced',
+        names: { plural: 'gizmos', singular: 'gizmo', kind: 'Gizmo', listKind: 'GizmoList' },
+        versions: versions.map((name, i) => ({
+          name,
+          served: true,
+          storage: i === 0,
+          schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+        })),
+        conversion: {
+          strategy: 'Webhook',
+          webhook: {
+            clientConfig: {
+              caBundle: 'Cg==',
+              service: { name: 'webhook-service', namespace: 'system', path: '/convert', port: 443 },
+            },
+            conversionReviewVersions: ['v1'],
+          },
+        },
+      },
+    };
+  }
+
+  it('a one-version CRD whose placeholder conversion webhook could never be called is installed without it', async () => {
+    const { client } = h.ctx;
+    const ns = await freshNamespace('ipc');
+    const bundle = testBundle('0.1.0');
+    bundle.properties.push(inline(placeholderConversionCrd(`${ns}.bosun.test`, ['v1alpha1'])));
+    h.catalogs.set(testCatalogSnapshot([bundle], { ...testCatalog, name: 'conv1' }));
+    await createOperatorGroup(client, ns, 'og');
+    await createInstallPlan(client, ns, { source: 'conv1' });
+
+    const ip = await ipInPhase(ns, 'install-testop', 'Complete');
+    expect(ip.status?.conditions?.find((c) => c.type === 'BundleWarnings')?.message).toContain(
+      `CustomResourceDefinition/gizmos.${ns}.bosun.test: spec.conversion`,
+    );
+    const crd = await get<CustomResourceDefinition & { spec?: { conversion?: unknown } }>(
+      client,
+      `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos.${ns}.bosun.test`,
+    );
+    expect(crd?.spec?.conversion).toEqual({ strategy: 'None' });
+    expect(isEstablished(crd!)).toBe(true);
+  });
+
+  it('a CRD the API server will not establish fails the plan, naming the reason', async () => {
+    const { client } = h.ctx;
+    const ns = await freshNamespace('ipv');
+    const bundle = testBundle('0.1.0');
+    bundle.properties.push(inline(placeholderConversionCrd(`${ns}.bosun.test`, ['v1', 'v1beta1'])));
+    h.catalogs.set(testCatalogSnapshot([bundle], { ...testCatalog, name: 'conv2' }));
+    await createOperatorGroup(client, ns, 'og');
+    await createInstallPlan(client, ns, { source: 'conv2' });
+
+    const ip = await ipInPhase(ns, 'install-testop', 'Failed');
+    expect(ip.status?.conditions?.find((c) => c.type === 'Installed')?.message).toMatch(
+      new RegExp(
+        `CustomResourceDefinition gizmos\\.${ns}\\.bosun\\.test is not established: .*InvalidCABundle`,
+      ),
+    );
+    await client.request({
+      method: 'DELETE',
+      path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos.${ns}.bosun.test`,
+    });
+  });
+
   it('a plan whose catalog is not loaded yet waits in Planning and goes on when the catalog arrives', async () => {
     const { client } = h.ctx;
     const ns = await freshNamespace('ipw');
