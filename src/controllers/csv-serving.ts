@@ -257,6 +257,16 @@ export function servingDecision(
     );
   }
   if (observation?.conflict !== undefined) return fail(CSVReason.OwnerConflict, observation.conflict);
+  // OLM's own reasons when what an owned API service needs is missing or outdated.
+  const check = observation?.check;
+  if (check?.ok === false && check.apiService) {
+    if (decision.phase === CSVPhase.Failed && decision.reason === CSVReason.ComponentUnhealthy) {
+      return { ...decision, reason: CSVReason.APIServiceResourceIssue, message: check.message };
+    }
+    if (decision.phase === CSVPhase.Pending && decision.reason === CSVReason.NeedsReinstall) {
+      return { ...decision, reason: CSVReason.APIServiceResourcesNeedReinstall, message: check.message };
+    }
+  }
   const due = [...state.verdicts.values()].some((v) => !v.fresh);
   if (due && (decision.phase === CSVPhase.Succeeded || decision.phase === CSVPhase.Failed)) {
     return {

@@ -31,7 +31,7 @@ import type {
 } from '../apis/operators.js';
 import { WebhookAdmissionType } from '../apis/operators.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
-import { apiServiceObjects, checkAPIServices } from './apiservices.js';
+import { apiServiceName, apiServiceObjects, checkAPIServices } from './apiservices.js';
 import {
   CAHashAnnotation,
   CAPEMKey,
@@ -415,6 +415,11 @@ export type ServingCheck =
       state: 'missing' | 'outdated';
       /** The serving Deployment it concerns. */
       deployment: string;
+      /**
+       * Whether it concerns an owned API service (its APIService, or the Service or Secret of a
+       * Deployment serving one), for which OLM has reasons of its own.
+       */
+      apiService: boolean;
       message: string;
     };
 
@@ -430,61 +435,40 @@ export function checkServing(
   desired: ServingObjects,
   live: LiveServing,
 ): ServingCheck {
-  const byObject = (kind: string, name: string) =>
-    serving.find((s) =>
-      kind === 'Service'
-        ? s.service === name
-        : kind === 'Secret'
-          ? s.secret === name
-          : s.webhooks.some((w) => w.generateName === name) ||
-            s.apiServices.some((a) => `${a.version}.${a.group}` === name),
-    )?.deployment ?? '';
+  /** The Deployment serving what matches, for the message's sake. */
+  const servedBy = (match: (s: ServingDeployment) => boolean) => serving.find(match)?.deployment ?? '';
+  const servesAPIs = (deployment: string) =>
+    serving.some((s) => s.deployment === deployment && s.apiServices.length > 0);
+  const failed = (
+    state: 'missing' | 'outdated',
+    deployment: string,
+    message: string,
+    apiService = servesAPIs(deployment),
+  ): ServingCheck => ({ ok: false, state, deployment, apiService, message });
   for (const s of serving) {
     if (live.secrets.get(s.secret) === undefined) {
-      return missing(s.deployment, `secret ${s.secret} for deployment ${s.deployment} not found`);
+      return failed('missing', s.deployment, `secret ${s.secret} for deployment ${s.deployment} not found`);
     }
     if (live.services.get(s.service) === undefined) {
-      return missing(s.deployment, `service ${s.service} for deployment ${s.deployment} not found`);
+      return failed('missing', s.deployment, `service ${s.service} for deployment ${s.deployment} not found`);
     }
   }
-  const webhooks = checkWebhookConfigurations(desired.afterDeployments, live.webhookConfigurations);
-  if (webhooks !== undefined) {
-    return {
-      ok: false,
-      state: webhooks.state,
-      deployment: byObject('Webhook', webhooks.webhook),
-      message: webhooks.message,
-    };
+  const webhook = checkWebhookConfigurations(desired.afterDeployments, live.webhookConfigurations);
+  if (webhook !== undefined) {
+    const by = servedBy((s) => s.webhooks.some((w) => w.generateName === webhook.webhook));
+    return failed(webhook.state, by, webhook.message, false);
   }
-  const conversions = checkConversions(desired.conversions, live.crd);
-  if (conversions !== undefined) {
-    return {
-      ok: false,
-      state: conversions.state,
-      deployment: conversionDeployment(serving, conversions.crd),
-      message: conversions.message,
-    };
+  const conversion = checkConversions(desired.conversions, live.crd);
+  if (conversion !== undefined) {
+    const by = servedBy((s) => s.webhooks.some((w) => (w.conversionCRDs ?? []).includes(conversion.crd)));
+    return failed(conversion.state, by, conversion.message, false);
   }
   const apis = checkAPIServices(desired.afterDeployments, live.apiServices);
   if (!apis.ok) {
-    return {
-      ok: false,
-      state: apis.state,
-      deployment: byObject('APIService', apis.name),
-      message: apis.message,
-    };
+    const by = servedBy((s) => s.apiServices.some((a) => apiServiceName(a) === apis.name));
+    return failed(apis.state, by, apis.message, true);
   }
   return { ok: true, unavailableAPIServices: apis.unavailable };
-}
-
-function conversionDeployment(serving: readonly ServingDeployment[], crd: string): string {
-  return (
-    serving.find((s) => s.webhooks.some((w) => (w.conversionCRDs ?? []).includes(crd)))?.deployment ?? ''
-  );
-}
-
-function missing(deployment: string, message: string): ServingCheck {
-  return { ok: false, state: 'missing', deployment, message };
 }
 
 /**

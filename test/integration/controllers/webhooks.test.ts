@@ -577,6 +577,35 @@ describe('an operator owning an aggregated API service', () => {
     expect(warning?.message).toContain(`APIService ${apiService} is not Available`);
     expect(v1.status?.certsRotateAt).toBeDefined();
 
+    // A deleted APIService fails the CSV with OLM's reason until it is put back.
+    await c.request({ method: 'DELETE', path: objectPath(R.APIService, apiService) });
+    await c.request({
+      method: 'PATCH',
+      path: csvPath(ns, TestOperator.v1),
+      body: { metadata: { labels: { 'test.bosun.dev/poke': 'apiservice-deleted' } } },
+      contentType: 'application/merge-patch+json',
+    });
+    const healed = await eventually(
+      'the APIService back and the CSV Succeeded again',
+      async () => {
+        const back = await get<APIService>(R.APIService, '', apiService);
+        const now = await get<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns, TestOperator.v1);
+        const history = now?.status?.conditions ?? [];
+        return back &&
+          now?.status?.phase === 'Succeeded' &&
+          history.length > (v1.status?.conditions ?? []).length
+          ? history
+          : undefined;
+      },
+      60_000,
+    );
+    expect(healed.map((x) => `${x.phase}/${x.reason}`)).toEqual(
+      expect.arrayContaining(['Failed/APIServiceResourceIssue', 'Pending/APIServiceResourcesNeedReinstall']),
+    );
+    expect(healed.find((x) => x.reason === 'APIServiceResourceIssue')?.message).toBe(
+      `APIService ${apiService} not found`,
+    );
+
     // The upgrade takes the APIService over from the CSV it replaces.
     await createInstallPlan(c, ns, { name: 'install-v2', csv: TestOperator.v2, source: 'apis' });
     await csvInPhase(c, ns, TestOperator.v2, 'Succeeded', undefined, 120_000);

@@ -87,6 +87,48 @@ describe('servingDecision', () => {
     });
   });
 
+  const apiServiceMissing = {
+    check: {
+      ok: false as const,
+      state: 'missing' as const,
+      deployment: 'gadget-api-server',
+      apiService: true,
+      message: 'APIService v1beta1.widgets.example.com not found',
+    },
+  };
+
+  it.each([
+    {
+      name: 'an installed CSV fails with APIServiceResourceIssue',
+      from: { ...decision(CSVPhase.Failed), reason: CSVReason.ComponentUnhealthy },
+      want: { phase: CSVPhase.Failed, reason: CSVReason.APIServiceResourceIssue },
+    },
+    {
+      name: 'a failed CSV reinstalls with APIServiceResourcesNeedReinstall',
+      from: { ...decision(CSVPhase.Pending), reason: CSVReason.NeedsReinstall },
+      want: { phase: CSVPhase.Pending, reason: CSVReason.APIServiceResourcesNeedReinstall },
+    },
+    {
+      name: 'an install under way keeps waiting',
+      from: decision(CSVPhase.Installing, true),
+      want: { phase: CSVPhase.Installing, reason: CSVReason.InstallWaiting, install: true },
+    },
+  ])("OLM's reasons for an owned API service's missing resources: $name", ({ from, want }) => {
+    const d = servingDecision(
+      from,
+      state([fresh(1), fresh(1)], servingCSV({ apiService: true })),
+      apiServiceMissing,
+    );
+    expect(d).toMatchObject(want);
+    if (want.reason !== CSVReason.InstallWaiting) expect(d.message).toBe(apiServiceMissing.check.message);
+  });
+
+  it('keeps the general reasons for a missing webhook configuration', () => {
+    const from = { ...decision(CSVPhase.Failed), reason: CSVReason.ComponentUnhealthy };
+    const webhookMissing = { check: { ...apiServiceMissing.check, apiService: false } };
+    expect(servingDecision(from, state([fresh(1)]), webhookMissing)).toEqual(from);
+  });
+
   it('fails the CSV with OwnerConflict when an APIService belongs to another operator', () => {
     const d = servingDecision(decision(CSVPhase.Installing, true), state([fresh(1)]), {
       ...ok,

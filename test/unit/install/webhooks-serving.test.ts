@@ -555,6 +555,7 @@ describe('checkServing', () => {
       name: 'a missing Secret',
       edit: (l: LiveServing) => ({ ...l, secrets: new Map() }),
       want: {
+        apiService: false,
         state: 'missing',
         deployment: 'gadget-controller-manager',
         message:
@@ -568,6 +569,7 @@ describe('checkServing', () => {
         services: new Map([...l.services].filter(([n]) => n !== 'gadget-api-server-service')),
       }),
       want: {
+        apiService: true,
         state: 'missing',
         deployment: 'gadget-api-server',
         message: 'service gadget-api-server-service for deployment gadget-api-server not found',
@@ -577,6 +579,7 @@ describe('checkServing', () => {
       name: 'a missing webhook configuration',
       edit: (l: LiveServing) => ({ ...l, webhookConfigurations: l.webhookConfigurations.slice(1) }),
       want: {
+        apiService: false,
         state: 'missing',
         deployment: 'gadget-controller-manager',
         message: `ValidatingWebhookConfiguration ${vName} for webhook vgadget.kb.io not found`,
@@ -593,6 +596,7 @@ describe('checkServing', () => {
         return { ...l, webhookConfigurations: [old, ...rest] };
       },
       want: {
+        apiService: false,
         state: 'outdated',
         deployment: 'gadget-controller-manager',
         message: `ValidatingWebhookConfiguration ${vName} for webhook vgadget.kb.io has another CA bundle`,
@@ -609,6 +613,7 @@ describe('checkServing', () => {
         return { ...l, webhookConfigurations: [wide, ...rest] };
       },
       want: {
+        apiService: false,
         state: 'outdated',
         deployment: 'gadget-controller-manager',
         message: `ValidatingWebhookConfiguration ${vName} for webhook vgadget.kb.io has another namespace selector`,
@@ -623,6 +628,7 @@ describe('checkServing', () => {
         return { ...l, webhookConfigurations: [old, ...rest] };
       },
       want: {
+        apiService: false,
         state: 'outdated',
         deployment: 'gadget-controller-manager',
         message: `ValidatingWebhookConfiguration ${vName} for webhook vgadget.kb.io has another description hash`,
@@ -644,6 +650,7 @@ describe('checkServing', () => {
         ],
       }),
       want: {
+        apiService: false,
         state: 'outdated',
         deployment: '',
         message:
@@ -657,6 +664,7 @@ describe('checkServing', () => {
         apiServices: new Map([['v1beta1.widgets.example.com', undefined]]),
       }),
       want: {
+        apiService: true,
         state: 'missing',
         deployment: 'gadget-api-server',
         message: 'APIService v1beta1.widgets.example.com not found',
@@ -672,6 +680,7 @@ describe('checkServing', () => {
         return { ...l, apiServices: new Map([[a.metadata?.name ?? '', a as KubeObject]]) };
       },
       want: {
+        apiService: true,
         state: 'outdated',
         deployment: 'gadget-api-server',
         message: 'APIService v1beta1.widgets.example.com points at another service',
@@ -812,6 +821,7 @@ describe('withServingCheck', () => {
       ok: false as const,
       state: 'missing' as const,
       deployment: 'gadget-controller-manager',
+      apiService: false,
       message: 'gone',
     };
   }
