@@ -6,7 +6,8 @@
  * cleans up after a deleted CSV.
  *
  * Uninstall (cleanup after a deleted CSV) is in ./csv-uninstall.ts, applying the install
- * strategy in ./csv-install.ts.
+ * strategy in ./csv-install.ts, the webhooks and API services a CSV serves (certificates,
+ * Services, webhook configurations, APIServices) in ./csv-serving.ts.
  */
 import type { V1Deployment } from '@kubernetes/client-node';
 import { CSVReason } from '../apis/conditions.js';
@@ -201,7 +202,8 @@ async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) 
     await deleteIfPresent(ctx.client, objectPath(Resources.ClusterServiceVersion, name, namespace));
   }
   const missingAccount = [...accounts.values()].some((present) => !present);
-  // A CSV with serving certificates is looked at again before they are due for rotation.
+  // A CSV with serving certificates is looked at again before they are due for rotation, and
+  // every ten minutes for webhook configurations and APIServices that went missing.
   const rotation = servingRequeueAfter(serving, ctx.clock.now());
   const requeueAfter = Math.min(
     missingAccount ? missingServiceAccountRetryMs : Number.POSITIVE_INFINITY,
