@@ -1,5 +1,4 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
@@ -7,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { type FileMap, packArchive, readArchive, unsafePathReason } from '../../../src/bundle/archive.js';
 import { readBundle, readBundleFiles } from '../../../src/bundle/read.js';
 import { runs } from '../../support/properties.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const fixtures = join(import.meta.dirname, '../../fixtures');
 
@@ -99,7 +99,7 @@ describe('bundle archives', () => {
   });
 
   it('reads a bundle archive made from a directory with one root folder', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'bosun-archive-'));
+    const dir = await tempDir('bosun-archive-');
     const inner = await readBundleFiles(join(fixtures, 'bundles/minimal'));
     if (!inner.ok) throw new Error('fixture');
     const rooted = new Map([...inner.value].map(([p, b]) => [`minimal/${p}`, b]));

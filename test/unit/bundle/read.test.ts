@@ -1,13 +1,13 @@
-import { cp, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readBundle, readBundleDir } from '../../../src/bundle/read.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const minimal = join(import.meta.dirname, '../../fixtures/bundles/minimal');
 
 async function copyOfMinimal(): Promise<string> {
-  const dir = join(await mkdtemp(join(tmpdir(), 'bosun-read-')), 'bundle');
+  const dir = join(await tempDir('bosun-read-'), 'bundle');
   await cp(minimal, dir, { recursive: true });
   return dir;
 }

@@ -1,5 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { emptyConfig } from '../../../src/apis/fbc.js';
@@ -8,6 +7,7 @@ import { parseJsonStream } from '../../../src/catalog/json-stream.js';
 import { addDocuments, loadCatalog } from '../../../src/catalog/load.js';
 import { fileOf } from '../../../src/catalog/origin.js';
 import type { Problem } from '../../../src/util/result.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const mixed = join(import.meta.dirname, '../../fixtures/catalogs/mixed');
 
@@ -33,7 +33,7 @@ describe('loadCatalog', () => {
   });
 
   it('reports every unreadable file, not only the first', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'bosun-load-'));
+    const dir = await tempDir('bosun-load-');
     await writeFile(join(dir, 'a.yaml'), 'schema: olm.package\nname: [x\n');
     await writeFile(join(dir, 'b.json'), '{"schema": "olm.package", "name": }');
     await writeFile(join(dir, 'c.yaml'), 'name: no-schema\n');
@@ -69,7 +69,7 @@ describe('loadCatalog and inline manifests', () => {
     (b.properties.find((p) => p.type === 'olm.bundle.object')!.value as { data: string }).data;
 
   it('reads each file’s manifests back from that file when they are used', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'bosun-load-'));
+    const dir = await tempDir('bosun-load-');
     // The larger file first: the buffer both are read into must not leak one into the other.
     await writeFile(join(dir, 'a.yaml'), catalog('alpha-with-a-longer-name'));
     await writeFile(join(dir, 'b.yaml'), catalog('beta'));
@@ -79,7 +79,7 @@ describe('loadCatalog and inline manifests', () => {
   });
 
   it('refuses to read manifests from a file that changed after loading, naming it', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'bosun-load-'));
+    const dir = await tempDir('bosun-load-');
     await writeFile(join(dir, 'a.yaml'), catalog('alpha'));
     const r = await loadCatalog(dir);
     if (!r.ok) throw new Error(JSON.stringify(r.errors));

@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -9,8 +8,9 @@ import { loadCatalog } from '../../../src/catalog/load.js';
 import { type CommitFs, commitFiles, renderCatalogFiles, writeCatalog } from '../../../src/catalog/write.js';
 import { snapshot } from './snapshot.js';
 import { runs } from '../../support/properties.js';
+import { tempDir } from '../../support/temp-dir.js';
 
-const tmp = () => mkdtemp(join(tmpdir(), 'bosun-write-'));
+const tmp = () => tempDir('bosun-write-');
 
 /** Values a property may hold: JSON without -0 (which JSON cannot tell from 0). */
 const jsonValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({

@@ -1,8 +1,8 @@
 /** Runs the real `bosun` command in-process in a temporary working directory. */
-import { cp, mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { main } from '../../../src/cli/main.js';
+import { tempDir } from '../../support/temp-dir.js';
 import { capture } from '../../support/capture.js';
 
 export const repo = join(import.meta.dirname, '../../..');
@@ -29,9 +29,12 @@ export async function runBosun(
   return { code, stdout: c.stdout, stderr: c.stderr };
 }
 
-/** A fresh working directory, optionally holding copies of `paths` (relative to the repository). */
+/**
+ * A fresh working directory, optionally holding copies of `paths` (relative to the repository);
+ * removed when the test file ends.
+ */
 export async function workdir(...paths: string[]): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'bosun-cli-'));
+  const dir = await tempDir('bosun-cli-');
   for (const p of paths) await cp(join(repo, p), join(dir, p.split('/').at(-1)!), { recursive: true });
   return dir;
 }
