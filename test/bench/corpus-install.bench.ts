@@ -28,8 +28,7 @@ import {
   type PackagePlan,
   planPackages,
   subscribe,
-  emptyView,
-  viewNamespaces,
+  ClusterView,
 } from '../support/corpus-install.js';
 import type { Emit } from './run.js';
 import {
@@ -135,12 +134,13 @@ export async function installCorpus(
     // Wait until every package has a final outcome, or the time is up.
     const outcomes = new Map<string, Outcome>();
     const deadline = start + waitSeconds * 1000;
+    const view = new ClusterView(client);
+    await view.start();
     for (;;) {
-      const views = await viewNamespaces(client);
       for (const p of plans) {
         const prev = outcomes.get(p.package);
         if (prev && prev.kind !== 'Pending') continue;
-        outcomes.set(p.package, outcomeOf(p, views.get(p.namespace) ?? emptyView()));
+        outcomes.set(p.package, outcomeOf(p, view.view(p.namespace)));
       }
       const pending = [...outcomes.values()].filter((o) => o.kind === 'Pending').length;
       const succeeded = [...outcomes.values()].filter((o) => o.kind === 'Succeeded').length;
@@ -152,6 +152,7 @@ export async function installCorpus(
     }
     const settledAt = Math.max(start, ...plans.map((p) => lastChange.get(p.namespace) ?? start));
     await csvs.stop();
+    await view.stop();
     return {
       plans,
       outcomes,

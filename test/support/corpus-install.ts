@@ -21,6 +21,7 @@ import {
 import { channelHeads } from '../../src/catalog/graph.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { collectionPath } from '../../src/kube/client.js';
+import { createInformer, type Informer } from '../../src/kube/informer.js';
 import { isAlreadyExists } from '../../src/kube/errors.js';
 
 type InstallModeType = 'OwnNamespace' | 'SingleNamespace' | 'MultiNamespace' | 'AllNamespaces';
@@ -224,34 +225,56 @@ export function messageClass(message: string): string {
   return message.replace(/"[^"]*"|\b[\w.-]+\/[\w.-]+\b/g, '…').slice(0, 80);
 }
 
-export const emptyView = (): PackageView => ({ subscriptions: [], installPlans: [], csvs: [], pods: [] });
+
+type Conditioned = KubeObject & { status?: PodStatus };
 
 /**
- * Every namespace's objects (or one namespace's), by namespace: one list per kind, however many
- * packages there are.
+ * What the cluster holds, kept current by watches (listing every InstallPlan and CSV of a cluster
+ * with a catalog's worth of operators again and again takes longer than a request may), and read
+ * by namespace.
  */
-export async function viewNamespaces(
-  client: KubeClient,
-  namespace?: string,
-): Promise<Map<string, PackageView>> {
-  const list = async <T extends KubeObject>(resource: Parameters<typeof collectionPath>[0]) =>
-    (await client.request<{ items?: T[] }>({ path: collectionPath(resource, namespace) })).items ?? [];
-  const views = new Map<string, PackageView>();
-  const viewOf = (o: KubeObject) => {
-    const ns = o.metadata?.namespace ?? '';
-    let v = views.get(ns);
-    if (v === undefined) views.set(ns, (v = emptyView()));
-    return v;
-  };
-  for (const s of await list<Subscription>(Resources.Subscription)) viewOf(s).subscriptions.push(s);
-  for (const ip of await list<InstallPlan>(Resources.InstallPlan)) viewOf(ip).installPlans.push(ip);
-  for (const c of await list<ClusterServiceVersion>(Resources.ClusterServiceVersion)) {
-    // CSVs copied into a target namespace by an OperatorGroup are not this package's.
-    if (c.status?.reason !== 'Copied') viewOf(c).csvs.push(c);
+export class ClusterView {
+  private readonly subscriptions: Informer<Subscription>;
+  private readonly installPlans: Informer<InstallPlan>;
+  private readonly csvs: Informer<ClusterServiceVersion>;
+  private readonly pods: Informer<Conditioned>;
+
+  constructor(client: KubeClient) {
+    this.subscriptions = createInformer<Subscription>(client, Resources.Subscription);
+    this.installPlans = createInformer<InstallPlan>(client, Resources.InstallPlan);
+    this.csvs = createInformer<ClusterServiceVersion>(client, Resources.ClusterServiceVersion);
+    this.pods = createInformer<Conditioned>(client, {
+      group: '',
+      version: 'v1',
+      kind: 'Pod',
+      plural: 'pods',
+      namespaced: true,
+    });
   }
-  const pods = { group: '', version: 'v1', plural: 'pods', namespaced: true };
-  for (const p of await list<KubeObject & { status?: PodStatus }>(pods)) viewOf(p).pods.push(podView(p));
-  return views;
+
+  async start(): Promise<void> {
+    for (const i of this.all()) i.start();
+    await Promise.all(this.all().map((i) => i.synced()));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.all().map((i) => i.stop()));
+  }
+
+  /** One namespace's objects. */
+  view(namespace: string): PackageView {
+    return {
+      subscriptions: this.subscriptions.list(namespace),
+      installPlans: this.installPlans.list(namespace),
+      // CSVs copied into a target namespace by an OperatorGroup are not this package's.
+      csvs: this.csvs.list(namespace).filter((c) => c.status?.reason !== 'Copied'),
+      pods: this.pods.list(namespace).map(podView),
+    };
+  }
+
+  private all(): Informer<KubeObject>[] {
+    return [this.subscriptions, this.installPlans, this.csvs, this.pods] as unknown as Informer<KubeObject>[];
+  }
 }
 
 interface PodStatus {

@@ -21,8 +21,7 @@ import {
   type PackagePlan,
   planPackages,
   subscribe,
-  emptyView,
-  viewNamespaces,
+  ClusterView,
 } from '../../support/corpus-install.js';
 import { Builtin } from '../../../src/kube/resources.js';
 import { serveText } from '../../support/serve.js';
@@ -157,13 +156,14 @@ describe.skipIf(!corpus)('real operators of the OperatorHub corpus', () => {
     for (const p of plans) await subscribe(c, p, source);
 
     const outcomes = new Map<string, Outcome>();
+    const cluster = new ClusterView(c);
+    await cluster.start();
     await eventually(
       'every sample package to reach a final outcome',
       async () => {
-        const views = await viewNamespaces(c);
         for (const p of plans) {
           if (outcomes.get(p.package)?.kind === 'Succeeded') continue;
-          outcomes.set(p.package, outcomeOf(p, views.get(p.namespace) ?? emptyView()));
+          outcomes.set(p.package, outcomeOf(p, cluster.view(p.namespace)));
         }
         return [...outcomes.values()].every((o) => o.kind !== 'Pending') ? true : undefined;
       },
@@ -176,9 +176,8 @@ describe.skipIf(!corpus)('real operators of the OperatorHub corpus', () => {
     expect(failed).toEqual([]);
 
     const covered = new Set<string>();
-    const views = await viewNamespaces(c);
     for (const p of plans) {
-      const view = views.get(p.namespace) ?? emptyView();
+      const view = cluster.view(p.namespace);
       const bundle = config.bundles.find((b) => b.package === p.package && b.name === p.head);
       for (const k of classesOf(bundle, view.installPlans, view.csvs.length)) covered.add(k);
     }
@@ -193,6 +192,7 @@ describe.skipIf(!corpus)('real operators of the OperatorHub corpus', () => {
         'webhooks',
       ].sort(),
     );
+    await cluster.stop();
     c.close();
   }, 900_000);
 });
