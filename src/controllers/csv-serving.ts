@@ -236,14 +236,19 @@ const CertRotationMessage = 'CSV owns resources that require a cert refresh';
 /**
  * Step 3: the phase decision with the serving objects' verdicts, once the OperatorGroup allows
  * the CSV, it is not being replaced and its requirements are met (where OLM checks them too).
+ * For a CSV that was installed (`current` Succeeded or Failed), in OLM's order: resources of an
+ * owned API service missing or outdated fail it (APIServiceResourceIssue) and then reinstall it
+ * (APIServiceResourcesNeedReinstall); certificates due for rotation send it back to Pending
+ * (NeedsCertRotation) to be reinstalled with new ones.
  */
 export function servingDecision(
   decision: CSVDecision,
   state: ServingState,
   observation: ServingObservation | undefined,
+  current: CSVPhase | undefined,
 ): CSVDecision {
-  const fail = (reason: CSVReason, message: string): CSVDecision => ({
-    phase: CSVPhase.Failed,
+  const to = (phase: CSVPhase, reason: CSVReason, message: string): CSVDecision => ({
+    phase,
     reason,
     message,
     install: false,
@@ -251,31 +256,24 @@ export function servingDecision(
   });
   if (!state.plan.ok) {
     const first = state.plan.errors[0];
-    return fail(
+    return to(
+      CSVPhase.Failed,
       first?.reason ?? CSVReason.InvalidWebhookDescription,
       state.plan.errors.map(formatProblem).join('; '),
     );
   }
-  if (observation?.conflict !== undefined) return fail(CSVReason.OwnerConflict, observation.conflict);
-  // OLM's own reasons when what an owned API service needs is missing or outdated.
+  if (observation?.conflict !== undefined) {
+    return to(CSVPhase.Failed, CSVReason.OwnerConflict, observation.conflict);
+  }
+  if (current !== CSVPhase.Succeeded && current !== CSVPhase.Failed) return decision;
   const check = observation?.check;
   if (check?.ok === false && check.apiService) {
-    if (decision.phase === CSVPhase.Failed && decision.reason === CSVReason.ComponentUnhealthy) {
-      return { ...decision, reason: CSVReason.APIServiceResourceIssue, message: check.message };
-    }
-    if (decision.phase === CSVPhase.Pending && decision.reason === CSVReason.NeedsReinstall) {
-      return { ...decision, reason: CSVReason.APIServiceResourcesNeedReinstall, message: check.message };
-    }
+    return current === CSVPhase.Succeeded
+      ? to(CSVPhase.Failed, CSVReason.APIServiceResourceIssue, check.message)
+      : to(CSVPhase.Pending, CSVReason.APIServiceResourcesNeedReinstall, check.message);
   }
-  const due = [...state.verdicts.values()].some((v) => !v.fresh);
-  if (due && (decision.phase === CSVPhase.Succeeded || decision.phase === CSVPhase.Failed)) {
-    return {
-      phase: CSVPhase.Pending,
-      reason: CSVReason.NeedsCertRotation,
-      message: CertRotationMessage,
-      install: false,
-      delete: false,
-    };
+  if ([...state.verdicts.values()].some((v) => !v.fresh)) {
+    return to(CSVPhase.Pending, CSVReason.NeedsCertRotation, CertRotationMessage);
   }
   return decision;
 }

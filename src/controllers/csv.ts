@@ -173,7 +173,10 @@ async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) 
       : {}),
   });
   // Webhooks and API services are judged once the OperatorGroup and the requirements are (as OLM does).
-  const decision = og.ok && !replacer && requirements.met ? servingDecision(phase, serving, served) : phase;
+  const decision =
+    og.ok && !replacer && requirements.met
+      ? servingDecision(phase, serving, served, csv.status?.phase)
+      : phase;
 
   // Act.
   if (og.ok && !replacer) await annotateCSV(ctx, csv, og.targets);

@@ -377,6 +377,42 @@ describe.skipIf(!present)('webhook operators from the corpus', () => {
       message: `installing: ValidatingWebhookConfiguration ${deleted} for webhook vwebhook.kb.io not found`,
     });
 
+    // A certificate gone is issued again (OLM's NeedsCertRotation), with a new CA everywhere.
+    const beforeRotation = await get<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns, csvName);
+    await c.request({ method: 'DELETE', path: objectPath(R.Secret, secretName, ns) });
+    await c.request({
+      method: 'PATCH',
+      path: csvPath(ns, csvName),
+      body: { metadata: { labels: { 'test.bosun.dev/poke': 'secret-deleted' } } },
+      contentType: 'application/merge-patch+json',
+    });
+    const rotated = await eventually(
+      'a new certificate in the Secret, the webhooks and the pods, and the CSV Succeeded',
+      async () => {
+        const s = await get<Secret>(R.Secret, ns, secretName);
+        const ca = b64(s?.data?.olmCAKey);
+        const now = await get<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns, csvName);
+        const configs = await clusterObjectsOf(c, ns);
+        const current = [...configs.validating, ...configs.mutating].every(
+          (w) => b64(w.webhooks[0]?.clientConfig.caBundle) === ca,
+        );
+        return s && ca !== caPEM && current && now?.status?.phase === 'Succeeded' ? { s, now } : undefined;
+      },
+      60_000,
+    );
+    const newCA = expectServingSecret(rotated.s, service, ns);
+    expectMounted(
+      await get<Deployment>(R.Deployment, ns, 'sap-btp-operator-controller-manager'),
+      secretName,
+      newCA,
+    );
+    const rotation = (rotated.now.status?.conditions ?? []).slice(
+      (beforeRotation?.status?.conditions ?? []).length,
+    );
+    expect(rotation.map((x) => `${x.phase}/${x.reason}`)).toEqual(
+      expect.arrayContaining(['Pending/NeedsCertRotation', 'Succeeded/InstallSucceeded']),
+    );
+
     // Uninstall: the CSV goes, and with it everything it created for its webhooks.
     await c.request({
       method: 'DELETE',
@@ -500,8 +536,7 @@ describe('an operator owning an aggregated API service', () => {
     };
   }
 
-  beforeAll(async () => {
-    await installOperatorCrds();
+  const start = async () => {
     h = await startInstallControllers();
     h.catalogs.set(
       testCatalogSnapshot([testBundle('0.1.0', apiCSV('0.1.0')), testBundle('0.2.0', apiCSV('0.2.0'))], {
@@ -509,6 +544,11 @@ describe('an operator owning an aggregated API service', () => {
         name: 'apis',
       }),
     );
+  };
+
+  beforeAll(async () => {
+    await installOperatorCrds();
+    await start();
   });
   afterEach(async () => {
     await removeClusterObjects(touched);
@@ -620,6 +660,55 @@ describe('an operator owning an aggregated API service', () => {
       'the APIService removed with the CSV',
       async () => ((await get(R.APIService, '', apiService)) === undefined ? true : undefined),
       60_000,
+    );
+  });
+
+  it('a certificate lost while the manager was down is replaced: new CA in the Secret, the APIService and the pods', async () => {
+    const c = h.ctx.client;
+    const ns = await freshNamespace('rotate');
+    touched.push(ns);
+    await createOperatorGroup(c, ns, 'og', { targetNamespaces: [ns] });
+    await createInstallPlan(c, ns, { name: 'install-v1', source: 'apis' });
+    const before = await csvInPhase(c, ns, TestOperator.v1, 'Succeeded', undefined, 120_000);
+    const oldCA = expectServingSecret(await get<Secret>(R.Secret, ns, `${service}-cert`), service, ns);
+
+    await h.stop();
+    await c.request({ method: 'DELETE', path: objectPath(R.Secret, `${service}-cert`, ns) });
+    await start();
+
+    const after = await eventually(
+      'a new certificate everywhere and the CSV Succeeded',
+      async () => {
+        const secret = await get<Secret>(R.Secret, ns, `${service}-cert`);
+        const api = await get<KubeObject & { spec: { caBundle?: string } }>(R.APIService, '', apiService);
+        const csv = await get<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns, TestOperator.v1);
+        const ca = b64(secret?.data?.olmCAKey);
+        return secret && ca !== oldCA && b64(api?.spec.caBundle) === ca && csv?.status?.phase === 'Succeeded'
+          ? { secret, csv }
+          : undefined;
+      },
+      90_000,
+    );
+    const newCA = expectServingSecret(after.secret, service, ns);
+    expectMounted(await get<Deployment>(R.Deployment, ns, TestOperator.deployment), `${service}-cert`, newCA);
+    const history = after.csv.status?.conditions ?? [];
+    // As OLM: the Secret of an API service missing is a resource issue, then a reinstall.
+    expect(
+      history.slice((before.status?.conditions ?? []).length).map((x) => `${x.phase}/${x.reason}`),
+    ).toEqual([
+      'Failed/APIServiceResourceIssue',
+      'Pending/APIServiceResourcesNeedReinstall',
+      'InstallReady/AllRequirementsMet',
+      'Installing/InstallWaiting',
+      'Succeeded/InstallSucceeded',
+    ]);
+    expect(Date.parse(after.csv.status?.certsLastUpdated ?? '')).toBeGreaterThanOrEqual(
+      Date.parse(before.status?.certsLastUpdated ?? ''),
+    );
+
+    await c.request({ method: 'DELETE', path: csvPath(ns, TestOperator.v1) });
+    await eventually('the APIService removed with the CSV', async () =>
+      (await get(R.APIService, '', apiService)) === undefined ? true : undefined,
     );
   });
 });

@@ -38,55 +38,6 @@ const decision = (phase: CSVPhase, install = false): CSVDecision => ({
 const ok = { check: { ok: true as const, unavailableAPIServices: [] } };
 
 describe('servingDecision', () => {
-  it.each([
-    {
-      name: 'fresh certificates change nothing',
-      phase: CSVPhase.Succeeded,
-      verdicts: [fresh(1)],
-      want: decision(CSVPhase.Succeeded),
-    },
-    {
-      name: 'certificates due send an installed CSV to Pending for rotation',
-      phase: CSVPhase.Succeeded,
-      verdicts: [due],
-      want: {
-        phase: CSVPhase.Pending,
-        reason: CSVReason.NeedsCertRotation,
-        message: 'CSV owns resources that require a cert refresh',
-        install: false,
-        delete: false,
-      },
-    },
-    {
-      name: 'certificates due send a failed CSV to Pending for rotation',
-      phase: CSVPhase.Failed,
-      verdicts: [due],
-      want: expect.objectContaining({ phase: CSVPhase.Pending, reason: CSVReason.NeedsCertRotation }),
-    },
-    {
-      name: 'an install under way issues them itself',
-      phase: CSVPhase.Installing,
-      verdicts: [due],
-      want: decision(CSVPhase.Installing, true),
-    },
-  ])('$name', ({ phase, verdicts, want }) => {
-    expect(servingDecision(decision(phase, phase === CSVPhase.Installing), state(verdicts), ok)).toEqual(
-      want,
-    );
-  });
-
-  it('fails the CSV with the reason of its first invalid description, naming every problem', () => {
-    const csv = servingCSV({ webhooks: [validating, validating] });
-    const d = servingDecision(decision(CSVPhase.InstallReady), state([], csv), undefined);
-    expect(d).toEqual({
-      phase: CSVPhase.Failed,
-      reason: CSVReason.InvalidWebhookDescription,
-      message: `ClusterServiceVersion/gadget-operator.v1.2.0: spec.webhookdefinitions[1].generateName: CSV contains repeated WebhookDescription name vgadget.kb.io`,
-      install: false,
-      delete: false,
-    });
-  });
-
   const apiServiceMissing = {
     check: {
       ok: false as const,
@@ -96,45 +47,139 @@ describe('servingDecision', () => {
       message: 'APIService v1beta1.widgets.example.com not found',
     },
   };
+  const webhookMissing = { check: { ...apiServiceMissing.check, apiService: false } };
+  const withAPI = (verdicts: CertificateVerdict[]) => state(verdicts, servingCSV({ apiService: true }));
+  const rotation = {
+    phase: CSVPhase.Pending,
+    reason: CSVReason.NeedsCertRotation,
+    message: 'CSV owns resources that require a cert refresh',
+    install: false,
+    delete: false,
+  };
 
   it.each([
     {
-      name: 'an installed CSV fails with APIServiceResourceIssue',
-      from: { ...decision(CSVPhase.Failed), reason: CSVReason.ComponentUnhealthy },
-      want: { phase: CSVPhase.Failed, reason: CSVReason.APIServiceResourceIssue },
+      name: 'fresh certificates and everything in place change nothing',
+      current: CSVPhase.Succeeded,
+      from: decision(CSVPhase.Succeeded),
+      state: () => state([fresh(1)]),
+      observed: ok,
+      want: decision(CSVPhase.Succeeded),
     },
     {
-      name: 'a failed CSV reinstalls with APIServiceResourcesNeedReinstall',
+      name: 'certificates due send an installed CSV to Pending for rotation',
+      current: CSVPhase.Succeeded,
+      from: decision(CSVPhase.Succeeded),
+      state: () => state([due]),
+      observed: ok,
+      want: rotation,
+    },
+    {
+      name: 'whatever the phase machine made of the Deployments that lost their certificate',
+      current: CSVPhase.Succeeded,
+      from: { ...decision(CSVPhase.InstallReady), reason: CSVReason.NeedsReinstall },
+      state: () => state([due]),
+      observed: webhookMissing,
+      want: rotation,
+    },
+    {
+      name: 'certificates due send a failed CSV to Pending for rotation',
+      current: CSVPhase.Failed,
       from: { ...decision(CSVPhase.Pending), reason: CSVReason.NeedsReinstall },
-      want: { phase: CSVPhase.Pending, reason: CSVReason.APIServiceResourcesNeedReinstall },
+      state: () => state([due]),
+      observed: ok,
+      want: rotation,
     },
     {
-      name: 'an install under way keeps waiting',
+      name: 'an install under way issues them itself',
+      current: CSVPhase.Installing,
       from: decision(CSVPhase.Installing, true),
-      want: { phase: CSVPhase.Installing, reason: CSVReason.InstallWaiting, install: true },
+      state: () => state([due]),
+      observed: ok,
+      want: decision(CSVPhase.Installing, true),
     },
-  ])("OLM's reasons for an owned API service's missing resources: $name", ({ from, want }) => {
-    const d = servingDecision(
-      from,
-      state([fresh(1), fresh(1)], servingCSV({ apiService: true })),
-      apiServiceMissing,
-    );
-    expect(d).toMatchObject(want);
-    if (want.reason !== CSVReason.InstallWaiting) expect(d.message).toBe(apiServiceMissing.check.message);
+    {
+      name: "an installed CSV missing an API service's resources fails with APIServiceResourceIssue",
+      current: CSVPhase.Succeeded,
+      from: { ...decision(CSVPhase.Failed), reason: CSVReason.ComponentUnhealthy },
+      state: () => withAPI([fresh(1), fresh(1)]),
+      observed: apiServiceMissing,
+      want: {
+        phase: CSVPhase.Failed,
+        reason: CSVReason.APIServiceResourceIssue,
+        message: apiServiceMissing.check.message,
+        install: false,
+        delete: false,
+      },
+    },
+    {
+      name: '... before its certificates are looked at',
+      current: CSVPhase.Succeeded,
+      from: decision(CSVPhase.Succeeded),
+      state: () => withAPI([due, due]),
+      observed: apiServiceMissing,
+      want: expect.objectContaining({ phase: CSVPhase.Failed, reason: CSVReason.APIServiceResourceIssue }),
+    },
+    {
+      name: '... and then reinstalls with APIServiceResourcesNeedReinstall',
+      current: CSVPhase.Failed,
+      from: { ...decision(CSVPhase.Pending), reason: CSVReason.NeedsReinstall },
+      state: () => withAPI([fresh(1), fresh(1)]),
+      observed: apiServiceMissing,
+      want: {
+        phase: CSVPhase.Pending,
+        reason: CSVReason.APIServiceResourcesNeedReinstall,
+        message: apiServiceMissing.check.message,
+        install: false,
+        delete: false,
+      },
+    },
+    {
+      name: 'a missing webhook configuration keeps the general reasons',
+      current: CSVPhase.Succeeded,
+      from: { ...decision(CSVPhase.Failed), reason: CSVReason.ComponentUnhealthy },
+      state: () => state([fresh(1)]),
+      observed: webhookMissing,
+      want: { ...decision(CSVPhase.Failed), reason: CSVReason.ComponentUnhealthy },
+    },
+    {
+      name: 'an install under way applies what is missing',
+      current: CSVPhase.Installing,
+      from: decision(CSVPhase.Installing, true),
+      state: () => withAPI([fresh(1), fresh(1)]),
+      observed: apiServiceMissing,
+      want: decision(CSVPhase.Installing, true),
+    },
+  ])('$name', ({ current, from, state: s, observed, want }) => {
+    expect(servingDecision(from, s(), observed, current)).toEqual(want);
   });
 
-  it('keeps the general reasons for a missing webhook configuration', () => {
-    const from = { ...decision(CSVPhase.Failed), reason: CSVReason.ComponentUnhealthy };
-    const webhookMissing = { check: { ...apiServiceMissing.check, apiService: false } };
-    expect(servingDecision(from, state([fresh(1)]), webhookMissing)).toEqual(from);
+  it('fails the CSV with the reason of its first invalid description, naming every problem', () => {
+    const csv = servingCSV({ webhooks: [validating, validating] });
+    const d = servingDecision(decision(CSVPhase.InstallReady), state([], csv), undefined, CSVPhase.Pending);
+    expect(d).toEqual({
+      phase: CSVPhase.Failed,
+      reason: CSVReason.InvalidWebhookDescription,
+      message: `ClusterServiceVersion/gadget-operator.v1.2.0: spec.webhookdefinitions[1].generateName: CSV contains repeated WebhookDescription name vgadget.kb.io`,
+      install: false,
+      delete: false,
+    });
   });
 
   it('fails the CSV with OwnerConflict when an APIService belongs to another operator', () => {
-    const d = servingDecision(decision(CSVPhase.Installing, true), state([fresh(1)]), {
-      ...ok,
-      conflict: 'pre-existing APIService v1.x is not adoptable',
+    const d = servingDecision(
+      decision(CSVPhase.Installing, true),
+      state([fresh(1)]),
+      { ...ok, conflict: 'pre-existing APIService v1.x is not adoptable' },
+      CSVPhase.Installing,
+    );
+    expect(d).toEqual({
+      phase: CSVPhase.Failed,
+      reason: CSVReason.OwnerConflict,
+      message: 'pre-existing APIService v1.x is not adoptable',
+      install: false,
+      delete: false,
     });
-    expect(d).toMatchObject({ phase: CSVPhase.Failed, reason: CSVReason.OwnerConflict, install: false });
   });
 });
 
