@@ -225,7 +225,6 @@ export function messageClass(message: string): string {
   return message.replace(/"[^"]*"|\b[\w.-]+\/[\w.-]+\b/g, '…').slice(0, 80);
 }
 
-
 type Conditioned = KubeObject & { status?: PodStatus };
 
 /**
