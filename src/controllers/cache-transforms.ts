@@ -7,7 +7,10 @@
  * - a CustomResourceDefinition: each version's schema and printer columns, most of a CRD's size;
  *   pruning reads schemas from the API server when it needs them (src/kube/schemas.ts);
  * - a ClusterServiceVersion: its icon, description, examples and the UI descriptors of its APIs,
- *   which are for people browsing a catalog.
+ *   which are for people browsing a catalog;
+ * - a finished InstallPlan (Complete or Failed): the manifest of each step. Nothing reads or
+ *   writes a finished plan again, and its manifests (whole CRDs and CSVs) were most of the
+ *   cache; a plan still to run keeps them, since its status is written back whole.
  * On a cluster with the OperatorHub corpus installed this is most of what the manager held.
  * Nothing is written back from these caches whole: status writes send status only, and other
  * writes send the fields they set.
@@ -63,6 +66,20 @@ export function slimCSV<T extends KubeObject>(csv: T): T {
   const apis = restSpec.apiservicedefinitions;
   if (isMap(apis)) restSpec.apiservicedefinitions = withoutDescriptors(apis);
   return { ...out, spec: restSpec };
+}
+
+/** An InstallPlan, without its steps' manifests once it is finished. */
+export function slimInstallPlan<T extends KubeObject>(ip: T): T {
+  const obj = withoutBookkeeping(ip) as T & { status?: Json };
+  const status = obj.status;
+  if (!isMap(status) || (status.phase !== 'Complete' && status.phase !== 'Failed')) return obj;
+  if (!Array.isArray(status.plan)) return obj;
+  const plan = status.plan.map((step: unknown) => {
+    if (!isMap(step) || !isMap(step.resource)) return step;
+    const { manifest: _manifest, ...resource } = step.resource;
+    return { ...step, resource };
+  });
+  return { ...obj, status: { ...status, plan } };
 }
 
 /** `owned` and `required` API descriptions without their UI descriptors and descriptions. */

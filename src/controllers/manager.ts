@@ -34,7 +34,7 @@ import { SchemaSource } from '../kube/schemas.js';
 import { startHttpServer, type RunningServer } from '../server/http.js';
 import { createMetrics } from '../server/metrics.js';
 import { UserError } from '../util/errors.js';
-import { slimCRD, slimCSV, withoutBookkeeping } from './cache-transforms.js';
+import { slimCRD, slimCSV, slimInstallPlan, withoutBookkeeping } from './cache-transforms.js';
 import { MemoryCatalogStore } from './catalog-store.js';
 import { catalogSourceController } from './catalogsource.js';
 import type {
@@ -143,7 +143,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     const informers: Informers = {
       catalogSources: informer<CatalogSource>(Resources.CatalogSource),
       subscriptions: informer<Subscription>(Resources.Subscription),
-      installPlans: informer<InstallPlan>(Resources.InstallPlan),
+      installPlans: informer<InstallPlan>(Resources.InstallPlan, undefined, slimInstallPlan),
       csvs: informer<ClusterServiceVersion>(Resources.ClusterServiceVersion, undefined, slimCSV),
       operatorGroups: informer<OperatorGroup>(Resources.OperatorGroup),
       operatorConditions: informer<OperatorCondition>(Resources.OperatorCondition),

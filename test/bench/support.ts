@@ -113,12 +113,18 @@ export const coreResource = (plural: string) => ({
   namespaced: plural !== 'namespaces' && plural !== 'nodes',
 });
 
-/** `bosun operator run` as a child process, compiled as users run it (built first, so it is current). */
+/**
+ * `bosun operator run` as a child process, compiled as users run it (built first, so it is
+ * current). BOSUN_BENCH_MANAGER_NODE_OPTIONS adds options for its node, e.g. `--cpu-prof` to
+ * profile it (options node refuses in NODE_OPTIONS).
+ */
 export function runManager(kubeconfig: string, globalNamespace: string): ChildProcess {
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: repo, stdio: 'inherit' });
+  const nodeOptions = process.env.BOSUN_BENCH_MANAGER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [];
   return spawn(
     process.execPath,
     [
+      ...nodeOptions,
       join(repo, 'bin/bosun.js'),
       'operator',
       'run',

@@ -157,12 +157,20 @@ export function outcomeOf(plan: PackagePlan, view: PackageView): Outcome {
     view.csvs.find((c) => c.metadata.name === subscription?.status?.currentCSV);
   if (own?.status?.phase === 'Succeeded') return { kind: 'Succeeded', csv: own.metadata.name ?? '' };
 
-  const failedPlan = view.installPlans.find((ip) => ip.status?.phase === 'Failed');
+  // Only the package's own plan and CSV decide its outcome: a dependency that fails (say, one
+  // whose install modes the namespace's OperatorGroup does not support) may leave it installed.
+  const ownName = subscription?.status?.currentCSV ?? subscription?.status?.installedCSV;
+  const ownPlans = view.installPlans.filter(
+    (ip) =>
+      ip.metadata.name === subscription?.status?.installPlanRef?.name ||
+      (ownName !== undefined && ip.spec.clusterServiceVersionNames.includes(ownName)),
+  );
+  const failedPlan = ownPlans.find((ip) => ip.status?.phase === 'Failed');
   if (failedPlan) {
     const message = failedPlan.status?.message ?? conditionMessage(failedPlan.status?.conditions) ?? '';
     return { kind: 'Failed', class: `InstallPlan Failed: ${messageClass(message)}`, detail: message };
   }
-  const failedCsv = view.csvs.find((c) => c.status?.phase === 'Failed');
+  const failedCsv = own?.status?.phase === 'Failed' ? own : undefined;
   if (failedCsv) {
     return {
       kind: 'Failed',
@@ -195,7 +203,7 @@ export function outcomeOf(plan: PackagePlan, view: PackageView): Outcome {
       detail: `${own.metadata.name}: ${own.status?.message ?? ''}`,
     };
   }
-  const ip = view.installPlans[0];
+  const ip = ownPlans[0] ?? view.installPlans[0];
   if (ip) {
     return {
       kind: 'Pending',

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { slimCRD, slimCSV, withoutBookkeeping } from '../../../src/controllers/cache-transforms.js';
+import {
+  slimCRD,
+  slimCSV,
+  slimInstallPlan,
+  withoutBookkeeping,
+} from '../../../src/controllers/cache-transforms.js';
 import type { KubeObject } from '../../../src/apis/meta.js';
 
 const managedFields = [{ manager: 'bosun', operation: 'Apply', fieldsV1: { 'f:spec': {} } }];
@@ -99,5 +104,32 @@ describe('what the informers keep', () => {
       },
       status: { phase: 'Succeeded' },
     });
+  });
+
+  it("drops a finished InstallPlan's step manifests, and keeps those of a plan still to run", () => {
+    const step = (manifest: string) => ({
+      resolving: 'op.v1',
+      status: 'Created',
+      resource: { group: '', version: 'v1', kind: 'ConfigMap', name: 'c', manifest },
+    });
+    const ip = (phase: string) =>
+      ({
+        apiVersion: 'operators.coreos.com/v1alpha1',
+        kind: 'InstallPlan',
+        metadata: { name: 'install-1', namespace: 'ns' },
+        spec: { clusterServiceVersionNames: ['op.v1'] },
+        status: { phase, plan: [step('{"kind":"ConfigMap"}')] },
+      }) as KubeObject;
+    const running = ip('Installing');
+    expect(slimInstallPlan(running)).toEqual(running);
+    for (const phase of ['Complete', 'Failed']) {
+      const slim = slimInstallPlan(ip(phase)) as unknown as { status: { plan: { resource: object }[] } };
+      expect(slim.status.plan[0]!.resource).toEqual({
+        group: '',
+        version: 'v1',
+        kind: 'ConfigMap',
+        name: 'c',
+      });
+    }
   });
 });
