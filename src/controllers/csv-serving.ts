@@ -194,21 +194,9 @@ export async function checkServingObjects(
       await getIfPresent(ctx, objectPath(ServingResources.Service, s.service, namespace)),
     );
   }
-  const selector = ownerSelector({ name: csv.metadata.name ?? '', namespace });
-  const webhookConfigurations: KubeObject[] = [];
-  if (state.serving.some((s) => s.webhooks.length > 0)) {
-    for (const kind of [
-      ServingResources.ValidatingWebhookConfiguration,
-      ServingResources.MutatingWebhookConfiguration,
-    ]) {
-      const list = await ctx.client.request<{ items?: KubeObject[] }>({
-        path: collectionPath(kind),
-        query: { labelSelector: selector },
-      });
-      // Items of a list carry no kind of their own.
-      for (const item of list.items ?? []) webhookConfigurations.push({ ...item, kind: kind.kind });
-    }
-  }
+  const webhookConfigurations = state.serving.some((s) => s.webhooks.length > 0)
+    ? await ownedWebhookConfigurations(ctx, { name: csv.metadata.name ?? '', namespace })
+    : [];
   const apiServices = new Map<string, KubeObject | undefined>();
   let conflict: string | undefined;
   for (const desc of state.serving.flatMap((s) => s.apiServices)) {
@@ -346,25 +334,41 @@ export async function applyServingAfterDeployments(
       spec: { conversion: c.conversion },
     });
   }
-  const selector = ownerSelector({ name: csv.metadata.name ?? '', namespace: csv.metadata.namespace ?? '' });
-  for (const kind of [
-    ServingResources.ValidatingWebhookConfiguration,
-    ServingResources.MutatingWebhookConfiguration,
-  ]) {
-    const list = await ctx.client.request<{ items?: KubeObject[] }>({
-      path: collectionPath(kind),
-      query: { labelSelector: selector },
-    });
-    const live = (list.items ?? []).map((i) => ({ ...i, kind: kind.kind }));
-    for (const stale of staleWebhookConfigurations(objects.afterDeployments, live)) {
-      if (await deleteIfPresent(ctx.client, objectPath(kind, stale.name))) {
-        ctx.log.info(
-          { kind: stale.kind, name: stale.name },
-          'removed webhook configuration no longer declared',
-        );
-      }
+  const live = await ownedWebhookConfigurations(ctx, {
+    name: csv.metadata.name ?? '',
+    namespace: csv.metadata.namespace ?? '',
+  });
+  for (const stale of staleWebhookConfigurations(objects.afterDeployments, live)) {
+    const kind = webhookConfigurationKinds.find((k) => k.kind === stale.kind);
+    if (kind !== undefined && (await deleteIfPresent(ctx.client, objectPath(kind, stale.name)))) {
+      ctx.log.info(
+        { kind: stale.kind, name: stale.name },
+        'removed webhook configuration no longer declared',
+      );
     }
   }
+}
+
+const webhookConfigurationKinds = [
+  ServingResources.ValidatingWebhookConfiguration,
+  ServingResources.MutatingWebhookConfiguration,
+];
+
+/** The webhook configurations of both kinds that carry a CSV's owner labels. */
+async function ownedWebhookConfigurations(
+  ctx: ControllerContext,
+  csv: { name: string; namespace: string },
+): Promise<KubeObject[]> {
+  const out: KubeObject[] = [];
+  for (const kind of webhookConfigurationKinds) {
+    const list = await ctx.client.request<{ items?: KubeObject[] }>({
+      path: collectionPath(kind),
+      query: { labelSelector: ownerSelector(csv) },
+    });
+    // Items of a list carry no kind of their own.
+    for (const item of list.items ?? []) out.push({ ...item, kind: kind.kind });
+  }
+  return out;
 }
 
 /**

@@ -139,7 +139,7 @@ const forbiddenKeywords: Record<string, boolean> = {
 };
 
 /** What the root of a schema may hold when the status subresource is enabled. */
-const statusRootKeywords = new Set([
+export const statusRootKeywords: ReadonlySet<string> = new Set([
   'description',
   'type',
   'format',

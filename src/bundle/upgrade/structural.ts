@@ -12,7 +12,13 @@
  */
 import { childPath, isJsonObject, type Json, type JsonObject, show } from './json.js';
 import { re2Problem } from './re2.js';
-import { EmbeddedResource, IntOrString, OpenAPITypes, PreserveUnknownFields } from './schema.js';
+import {
+  EmbeddedResource,
+  IntOrString,
+  OpenAPITypes,
+  PreserveUnknownFields,
+  statusRootKeywords,
+} from './schema.js';
 
 export interface SchemaViolation {
   field: string;
@@ -23,33 +29,8 @@ export interface CheckOptions {
   statusSubresource: boolean;
 }
 
-const statusRootAllowed = new Set([
-  'description',
-  'type',
-  'format',
-  'title',
-  'maximum',
-  'exclusiveMaximum',
-  'minimum',
-  'exclusiveMinimum',
-  'maxLength',
-  'minLength',
-  'pattern',
-  'maxItems',
-  'minItems',
-  'uniqueItems',
-  'multipleOf',
-  'required',
-  'items',
-  'properties',
-  'externalDocs',
-  'example',
-  PreserveUnknownFields,
-  'x-kubernetes-validations',
-]);
-
 const knownKeywords = new Set([
-  ...statusRootAllowed,
+  ...statusRootKeywords,
   'default',
   'enum',
   'maxProperties',
@@ -90,7 +71,7 @@ export function checkV1Schema(schema: Json, at: string, opts: CheckOptions): Sch
   }
   if (opts.statusSubresource) {
     for (const k of Object.keys(schema)) {
-      if (!statusRootAllowed.has(k))
+      if (!statusRootKeywords.has(k))
         add(childPath(at, k), 'is not allowed at the root when the status subresource is enabled');
     }
   }
