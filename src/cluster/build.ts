@@ -59,10 +59,11 @@ export interface BuildOptions {
   /** Called as a build advances (often: at every compiled package), for a live status line. */
   onStatus?: (status: BuildStatus) => void;
   /**
-   * Build the recipes one after another instead of side by side. Side by side is the default:
-   * one recipe's module downloads and single-threaded links overlap the other's compiling.
+   * Build the two recipes side by side instead of one after the other. One after the other is
+   * the default: on two cores, side by side measured slower (889 s against 839 s for a cold
+   * build, and 8% more CPU time), as `go build` already keeps both cores busy.
    */
-  serial?: boolean;
+  sideBySide?: boolean;
 }
 
 export function binDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -123,8 +124,8 @@ async function goBuild(parent: string, dir: string, env: NodeJS.ProcessEnv, opts
     const recipes = ['kube', 'kwok'] as const;
     const build = (recipe: (typeof recipes)[number]) =>
       buildRecipe(recipe, { go, tmp, env, log: { fd: log.fd, path: logFile }, onStatus: opts.onStatus });
-    if (opts.serial) for (const r of recipes) await build(r);
-    else await Promise.all(recipes.map(build));
+    if (opts.sideBySide) await Promise.all(recipes.map(build));
+    else for (const r of recipes) await build(r);
   } finally {
     await log.close();
   }
