@@ -1,4 +1,5 @@
 import type { TestProject } from 'vitest/node';
+import { progressReporter } from '../../src/cli/progress.js';
 import { down, up } from '../../src/cluster/controlplane.js';
 
 declare module 'vitest' {
@@ -23,7 +24,12 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   }
   const name = `test-${process.pid}`;
   const started = Date.now();
-  const state = await up({ name, onProgress: (l) => process.stderr.write(`[control plane] ${l}\n`) });
+  const progress = progressReporter({ stderr: process.stderr });
+  const state = await up({
+    name,
+    onProgress: (l) => process.stderr.write(`[control plane] ${l}\n`),
+    onBuildStatus: progress.build,
+  });
   process.stderr.write(
     `[control plane] "${name}" ready in ${((Date.now() - started) / 1000).toFixed(1)} s at ${state.server}\n`,
   );
