@@ -127,7 +127,7 @@ export const SourceType = {
   ConfigMap: 'configmap',
   /** Deprecated in OLM (an alias of configmap); accepted for old manifests. */
   Internal: 'internal',
-  /** Bosun's addition: a URL serving FBC (`bosun catalog serve`, or catalogd's `/api/v1/all`). */
+  /** Bosun's addition: a URL serving FBC (a file `bosun catalog render -o json` wrote, or catalogd's `/api/v1/all`). */
   Http: 'http',
 } as const;
 export type SourceType = (typeof SourceType)[keyof typeof SourceType];

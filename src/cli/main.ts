@@ -11,7 +11,7 @@ import {
 import { bundleCommand } from './commands/bundle.js';
 import { catalogCommand } from './commands/catalog.js';
 import { clusterCommand } from './commands/cluster.js';
-import { operatorCommand, planCommand } from './commands/operator.js';
+import { operatorCommand } from './commands/operator.js';
 import { explainCommand, resolveCommand } from './commands/resolve.js';
 import { startCommand } from './commands/start.js';
 
@@ -34,7 +34,6 @@ export const root: Command = {
     operatorCommand,
     resolveCommand,
     explainCommand,
-    planCommand,
   ],
 };
 

@@ -218,7 +218,7 @@ async function fetchCatalog(ctx: ControllerContext, cs: CatalogSource): Promise<
         reason: CatalogSourceConditionReason.SourceTypeNotSupported,
         message:
           `CatalogSource ${namespace}/${name}: sourceType grpc (catalog images and registry addresses) is not supported yet; ` +
-          'serve the catalog with `bosun catalog serve` and use sourceType http, or put it in a ConfigMap (sourceType configmap)',
+          'render the catalog to one file (`bosun catalog render <dir> -o json`), serve that file over HTTP and use sourceType http, or put it in a ConfigMap (sourceType configmap)',
         address: cs.spec.image ?? cs.spec.address,
       };
     default:

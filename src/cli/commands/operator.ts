@@ -96,11 +96,3 @@ export const operatorCommand: Command = {
   summary: 'Run the Bosun manager (the meta-operator) against a cluster',
   subcommands: [runCommand],
 };
-
-export const planCommand: Command = {
-  name: 'plan',
-  summary: 'Show an upgrade plan before it happens: target, manifest diff, CRD safety, RBAC delta',
-  run: () => {
-    throw new UserError('bosun plan is not available in this version yet');
-  },
-};

@@ -55,7 +55,7 @@ export async function catalogConfigMapData(dir: string): Promise<Record<string, 
   }
   if (bytes > maxConfigMapBytes) {
     throw new UserError(
-      `the catalog in ${dir} is ${bytes} bytes, more than a ConfigMap holds: serve it with \`bosun catalog serve\` and a CatalogSource of sourceType http`,
+      `the catalog in ${dir} is ${bytes} bytes, more than a ConfigMap holds: render it to one file (\`bosun catalog render ${dir} -o json\`), serve that file over HTTP, and point a CatalogSource of sourceType http at it`,
     );
   }
   return data;

@@ -17,9 +17,9 @@ describe('the bosun command shell', () => {
   it('lists every command group in --help', async () => {
     const { code, stdout } = await bosun(['--help']);
     expect(code).toBe(0);
-    for (const group of ['catalog', 'bundle', 'cluster', 'operator', 'resolve', 'explain', 'plan']) {
-      expect(stdout).toMatch(new RegExp(`^  ${group}\\s+\\S`, 'm'));
-    }
+    const listed = [...stdout.matchAll(/^ {2}([a-z]+) {2,}\S/gm)].map((m) => m[1]);
+    // Only commands that work are listed: `plan` arrives with the upgrade plans it describes.
+    expect(listed).toEqual(['start', 'catalog', 'bundle', 'cluster', 'operator', 'resolve', 'explain']);
   });
 
   it('shows the help of a group and of a leaf command', async () => {
