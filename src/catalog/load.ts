@@ -10,12 +10,11 @@ import { closeSync, fstatSync, openSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type DeclarativeConfig, emptyConfig, Schema } from '../apis/fbc.js';
-import { isObject, parseYamlStream, stripBom } from '../bundle/yaml.js';
+import { isObject, parseYamlStream } from '../bundle/yaml.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { readFullySync } from '../util/fs.js';
 import { runInWorkers, workerStarter } from '../util/workers.js';
 import { IgnoreMatcher, IndexIgnoreFile, joinRel } from './ignore.js';
-import { parseJsonStream } from './json-stream.js';
 import type { FilePart, LoadAnswer, LoadRequest } from './load-worker.js';
 import {
   bufferSource,
@@ -204,12 +203,9 @@ export function liftAndParse(
 }
 
 function parseText(text: string, file: string): Parsed {
-  const body = stripBom(text);
-  const firstChar = body.trimStart()[0];
-  // opm sniffs the content rather than trusting the extension: a stream that starts with "{" is JSON.
-  if (firstChar === '{' || firstChar === '[') return parseJsonStream(body, file);
-  const y = parseYamlStream(body, file);
-  return y.ok ? { ok: true, docs: y.docs.map((d) => d.value) } : y;
+  // opm sniffs the content rather than trusting the extension; so does the codec.
+  const parsed = parseYamlStream(text, file);
+  return parsed.ok ? { ok: true, docs: parsed.docs.map((d) => d.value) } : parsed;
 }
 
 /** Catalog files relative to `dir`, sorted, without ignored ones. */

@@ -1,4 +1,4 @@
-import { stringify } from 'yaml';
+import { toYaml } from '../bundle/yaml.js';
 
 export interface KubeconfigSpec {
   clusterName: string;
@@ -13,17 +13,23 @@ export interface KubeconfigSpec {
 export function renderKubeconfig(s: KubeconfigSpec): string {
   const b64 = (t: string) => Buffer.from(t).toString('base64');
   const context = `${s.user}@${s.clusterName}`;
-  return stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [
-      { name: s.clusterName, cluster: { server: s.server, 'certificate-authority-data': b64(s.caPem) } },
-    ],
-    users: [
-      { name: s.user, user: { 'client-certificate-data': b64(s.certPem), 'client-key-data': b64(s.keyPem) } },
-    ],
-    contexts: [{ name: context, context: { cluster: s.clusterName, user: s.user } }],
-    'current-context': context,
-    preferences: {},
-  });
+  return toYaml(
+    {
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        { name: s.clusterName, cluster: { server: s.server, 'certificate-authority-data': b64(s.caPem) } },
+      ],
+      users: [
+        {
+          name: s.user,
+          user: { 'client-certificate-data': b64(s.certPem), 'client-key-data': b64(s.keyPem) },
+        },
+      ],
+      contexts: [{ name: context, context: { cluster: s.clusterName, user: s.user } }],
+      'current-context': context,
+      preferences: {},
+    },
+    { sortKeys: false },
+  );
 }

@@ -16,7 +16,7 @@ import type { BundleDoc } from '../apis/fbc.js';
 import { InstallPlanConditionReason, InstallPlanConditionType } from '../apis/conditions.js';
 import type { ClusterServiceVersion, InstallPlan, InstallPlanCondition } from '../apis/operators.js';
 import { formatTime } from '../kube/conditions.js';
-import { decodeBundle } from '../install/bundle-objects.js';
+import { bundleDecoder } from '../install/bundle-objects.js';
 import {
   type NamespaceInfo,
   type OperatorGroupTargets,
@@ -90,6 +90,12 @@ export function installTargets(
   return { operatorGroup: '', namespaces: [namespace] };
 }
 
+/**
+ * Plans run on every reconcile; each bundle's manifests are decoded once per content (see
+ * bundleDecoder) and shared by every plan in this process.
+ */
+const bundles = bundleDecoder({ capacity: 32 });
+
 export function planSteps(ctx: ControllerContext, ip: InstallPlan): PlannedSteps {
   const namespace = ip.metadata.namespace ?? '';
   const targets = installTargets(
@@ -105,7 +111,7 @@ export function planSteps(ctx: ControllerContext, ip: InstallPlan): PlannedSteps
   for (const csvName of ip.spec.clusterServiceVersionNames) {
     const located = locateBundle(ctx.catalogs, ip, csvName);
     if (located.kind !== 'found') return located;
-    const decoded = decodeBundle(located.bundle);
+    const decoded = bundles.decode(located.bundle);
     if (!decoded.ok) return { kind: 'failed', message: decoded.errors.map(formatProblem).join('; ') };
     // `spec.replaces` is kept only when the CSV it names is installed here (an upgrade).
     const replaces = decoded.value.csv.spec.replaces;

@@ -7,7 +7,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
-import jsyaml from 'js-yaml';
 import { pino, type Logger } from 'pino';
 import type { KubeObject, ResourceType } from '../apis/meta.js';
 import {
@@ -34,6 +33,8 @@ import { SchemaSource } from '../kube/schemas.js';
 import { startHttpServer, type RunningServer } from '../server/http.js';
 import { createMetrics } from '../server/metrics.js';
 import { UserError } from '../util/errors.js';
+import { formatProblem } from '../util/result.js';
+import { parseYamlOne } from '../bundle/yaml.js';
 import { slimCRD, slimCSV, slimInstallPlan, withoutBookkeeping } from './cache-transforms.js';
 import { MemoryCatalogStore } from './catalog-store.js';
 import { catalogSourceController } from './catalogsource.js';
@@ -104,7 +105,11 @@ export interface RunningManager {
 export async function readCrds(): Promise<KubeObject[]> {
   const files = (await readdir(crdDir)).filter((f) => f.endsWith('.yaml')).sort();
   const out: KubeObject[] = [];
-  for (const f of files) out.push(jsyaml.load(await readFile(new URL(f, crdDir), 'utf8')) as KubeObject);
+  for (const f of files) {
+    const parsed = parseYamlOne(await readFile(new URL(f, crdDir), 'utf8'), f);
+    if (!parsed.ok) throw new Error(`deploy/crds is broken: ${formatProblem(parsed.problem)}`);
+    out.push(parsed.value as KubeObject);
+  }
   return out;
 }
 

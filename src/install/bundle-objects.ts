@@ -10,8 +10,8 @@
  * the bundle, for the InstallPlan to report. OLM refuses such bundles on Kubernetes 1.22 and
  * later; Bosun installs them, on purpose.
  */
+import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { parseAllDocuments } from 'yaml';
 import type { BundleDoc, BundleObjectProperty, Property } from '../apis/fbc.js';
 import { PropertyType } from '../apis/fbc.js';
 import type { ClusterServiceVersion } from '../apis/operators.js';
@@ -29,6 +29,7 @@ import {
   splitApiVersion,
 } from './kinds.js';
 import { isBase64Alphabet } from '../util/base64.js';
+import { parseYamlStream } from '../bundle/yaml.js';
 
 /** One object of a bundle other than its CSV. */
 export interface BundleObject {
@@ -95,6 +96,50 @@ export function decodeBundle(doc: BundleDoc): Result<InstallableBundle> {
   );
   if (!classified.ok) problems.push(...classified.errors);
   return problems.length > 0 ? fail(problems) : classified;
+}
+
+/** Decodes catalog bundles, each content once. */
+export interface BundleDecoder {
+  decode(doc: BundleDoc): Result<InstallableBundle>;
+}
+
+/**
+ * Decoding a big bundle (parsing every manifest, converting removed API versions) takes up to a
+ * second, and an InstallPlan is planned again on every reconcile. The decoder keeps the latest
+ * `capacity` outcomes, failures included, keyed by a digest of everything decoding reads, so a
+ * catalog that changes a bundle's content under the same name has it decoded again. What it
+ * returns is shared between callers and must not be modified.
+ */
+export function bundleDecoder(
+  opts: { capacity?: number; decode?: (doc: BundleDoc) => Result<InstallableBundle> } = {},
+): BundleDecoder {
+  const capacity = Math.max(1, opts.capacity ?? 16);
+  const decode = opts.decode ?? decodeBundle;
+  const cache = new Map<string, Result<InstallableBundle>>();
+  return {
+    decode(doc) {
+      const key = bundleDigest(doc);
+      const hit = cache.get(key);
+      if (hit !== undefined) {
+        // Map order is the order of use: the first key is the least recently used.
+        cache.delete(key);
+        cache.set(key, hit);
+        return hit;
+      }
+      const decoded = decode(doc);
+      cache.set(key, decoded);
+      if (cache.size > capacity) cache.delete(cache.keys().next().value as string);
+      return decoded;
+    },
+  };
+}
+
+/** A digest of what decoding a bundle reads: its name, package, image and every property. */
+export function bundleDigest(doc: BundleDoc): string {
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify([doc.name, doc.package, doc.image]));
+  for (const p of doc.properties ?? []) hash.update(`\n${JSON.stringify(p)}`);
+  return hash.digest('hex');
 }
 
 /**
@@ -234,8 +279,14 @@ function decodeBundleObject(
     return fail([{ object, field: `${at}.value.data`, message: 'is not valid base64' }]);
   }
   const text = Buffer.from(compact, 'base64').toString('utf8');
-  // YAML is a superset of JSON, so one parser reads both encodings opm and others write.
-  const docs = parseAllDocuments(text);
+  // opm writes JSON, other tools YAML; the codec tells them apart as Kubernetes does.
+  const parsed = parseYamlStream(text, `${object}, ${at}`);
+  if (!parsed.ok) {
+    return fail([
+      { object, field: `${at}.value.data`, message: `is neither JSON nor YAML: ${parsed.problem.message}` },
+    ]);
+  }
+  const docs = parsed.docs;
   if (docs.length === 0) {
     return fail([{ object, field: `${at}.value.data`, message: 'decodes to an empty manifest' }]);
   }
@@ -248,17 +299,7 @@ function decodeBundleObject(
       },
     ]);
   }
-  const doc = docs[0] as (typeof docs)[number];
-  if (doc.errors.length > 0) {
-    return fail([
-      {
-        object,
-        field: `${at}.value.data`,
-        message: `is neither JSON nor YAML: ${doc.errors[0]?.message.split('\n')[0]}`,
-      },
-    ]);
-  }
-  return ok({ at, object: doc.toJS() });
+  return ok({ at, object: docs[0]!.value });
 }
 
 /**

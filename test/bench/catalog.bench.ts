@@ -7,16 +7,23 @@
  * - catalog.load.<format>: loading that catalog back and validating it;
  * - catalog.publish.<format>: `bosun catalog publish` of one sample bundle into it (load,
  *   validate, write one package), run through the CLI in-process;
- * - catalog.peak_rss: the peak resident memory at the end.
+ * - catalog.peak_rss: the peak resident memory by then;
+ * - catalog.decode.yaml: decoding every YAML file of the corpus with the project's codec (the
+ *   fast block reader, js-yaml where it gives up); catalog.decode.yaml.jsyaml: the same files with
+ *   js-yaml's core schema alone, so the two show what the block reader saves;
+ * - catalog.decode.bundle.first / .cached: decoding the install manifests of the corpus's largest
+ *   bundles (by manifest bytes) as the InstallPlan controller does, the first time and again for
+ *   the same content (the decoder's cache).
  * All of it runs the compiled modules in dist/, as the `bosun` command does.
  * Without BOSUN_CORPUS_DIR it reports nothing and says why.
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { execFileSync } from 'node:child_process';
+import jsyaml from 'js-yaml';
 import { CatalogFormat } from '../../src/catalog/encode.js';
 import type { Emit } from './run.js';
 
@@ -34,6 +41,8 @@ async function compiled() {
     ...(await load<typeof import('../../src/catalog/validate.js')>('catalog/validate.js')),
     ...(await load<typeof import('../../src/catalog/write.js')>('catalog/write.js')),
     ...(await load<typeof import('../../src/cli/main.js')>('cli/main.js')),
+    ...(await load<typeof import('../../src/bundle/yaml.js')>('bundle/yaml.js')),
+    ...(await load<typeof import('../../src/install/bundle-objects.js')>('install/bundle-objects.js')),
   };
 }
 
@@ -48,7 +57,8 @@ export default async function catalogBench(emit: Emit): Promise<void> {
     );
     return;
   }
-  const { importOperatorsDir, loadCatalog, validateCatalog, writeCatalog, main } = await compiled();
+  const modules = await compiled();
+  const { importOperatorsDir, loadCatalog, validateCatalog, writeCatalog, main } = modules;
   const workers = Math.min(availableParallelism(), 4);
   let t0 = performance.now();
   const imported = await importOperatorsDir(corpus, { workers });
@@ -106,8 +116,70 @@ export default async function catalogBench(emit: Emit): Promise<void> {
         inputs: { exitCode: code, bundle: 'bosun-sample.v0.1.0' },
       });
     }
+    emit({ name: 'catalog.peak_rss', value: peakRssMiB(), unit: 'MiB' });
+    await decodeFigures(emit, modules, corpus, dirs.get(CatalogFormat.JSON)!);
   } finally {
     for (const dir of dirs.values()) await rm(dir, { recursive: true, force: true });
   }
-  emit({ name: 'catalog.peak_rss', value: peakRssMiB(), unit: 'MiB' });
+}
+
+/** How many of the largest bundles the bundle decoding figures take. */
+const LargestBundles = 5;
+
+async function decodeFigures(
+  emit: Emit,
+  modules: Awaited<ReturnType<typeof compiled>>,
+  corpus: string,
+  catalogDir: string,
+): Promise<void> {
+  const { parseYamlStream, loadCatalog, bundleDecoder } = modules;
+  const files = (await readdir(corpus, { recursive: true })).filter((f) => /\.ya?ml$/i.test(f)).sort();
+  const texts = await Promise.all(files.map((f) => readFile(join(corpus, f), 'utf8')));
+  const megabytes = Math.round(texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / 2 ** 20);
+  let t0 = performance.now();
+  let failed = 0;
+  for (const [i, text] of texts.entries()) if (!parseYamlStream(text, files[i]!).ok) failed++;
+  emit({
+    name: 'catalog.decode.yaml',
+    value: since(t0),
+    unit: 'ms',
+    inputs: { files: files.length, megabytes, failed },
+  });
+  t0 = performance.now();
+  failed = 0;
+  for (const text of texts) {
+    try {
+      jsyaml.loadAll(text.replace(/^\uFEFF/, ''), () => undefined, { schema: jsyaml.CORE_SCHEMA });
+    } catch {
+      failed++;
+    }
+  }
+  emit({
+    name: 'catalog.decode.yaml.jsyaml',
+    value: since(t0),
+    unit: 'ms',
+    inputs: { files: files.length, megabytes, failed },
+  });
+
+  const loaded = await loadCatalog(catalogDir);
+  if (!loaded.ok) throw new Error('the written catalog does not load again');
+  const size = (b: (typeof loaded.value.bundles)[number]) =>
+    (b.properties ?? []).reduce(
+      (n, p) => n + (p.type === 'olm.bundle.object' ? JSON.stringify(p).length : 0),
+      0,
+    );
+  const largest = loaded.value.bundles
+    .map((b) => ({ bundle: b, bytes: size(b) }))
+    .sort((a, b) => b.bytes - a.bytes)
+    .slice(0, LargestBundles);
+  const decoder = bundleDecoder();
+  const inputs = {
+    bundles: largest.map((l) => l.bundle.name),
+    megabytes: Math.round(largest.reduce((n, l) => n + l.bytes, 0) / 2 ** 20),
+  };
+  for (const pass of ['first', 'cached'] as const) {
+    t0 = performance.now();
+    const ok = largest.filter((l) => decoder.decode(l.bundle).ok).length;
+    emit({ name: `catalog.decode.bundle.${pass}`, value: since(t0), unit: 'ms', inputs: { ...inputs, ok } });
+  }
 }

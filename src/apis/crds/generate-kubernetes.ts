@@ -12,7 +12,8 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { format, resolveConfig } from 'prettier';
-import { parse } from 'yaml';
+import { parseYamlOne } from '../../bundle/yaml.js';
+import { formatProblem } from '../../util/result.js';
 import { writeFileAtomic } from '../../util/fs.js';
 import type { JSONSchemaProps } from './schema.js';
 
@@ -25,7 +26,9 @@ const { stdout } = await promisify(execFile)(
   ['tool', 'controller-gen', 'crd:maxDescLen=0', 'paths=./...', 'output:crd:stdout'],
   { cwd: recipe, env: { ...process.env, GOWORK: 'off' }, maxBuffer: 64 * 1024 * 1024 },
 );
-const crd = parse(stdout) as {
+const parsed = parseYamlOne(stdout, 'controller-gen output');
+if (!parsed.ok) throw new Error(formatProblem(parsed.problem));
+const crd = parsed.value as {
   spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: JSONSchemaProps } } } }[] };
 };
 const types = crd.spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties!;

@@ -3,7 +3,7 @@
  * `npm run gen:crds` writes them to deploy/crds; a unit test checks the checked-in files equal
  * this output, so the YAML, the schemas and the TypeScript types stay one thing.
  */
-import { stringify } from 'yaml';
+import { toYaml } from '../../bundle/yaml.js';
 import { apiVersionOf } from '../meta.js';
 import { catalogSourceCrd } from './catalogsource.js';
 import { clusterServiceVersionCrd } from './clusterserviceversion.js';
@@ -78,7 +78,7 @@ export function crdFiles(): { fileName: string; content: string }[] {
       `# ${apiVersionOf(def.resource)} ${def.resource.kind} (types: src/apis/operators.ts)`,
     ].join('\n');
     // No YAML anchors (schemas reuse objects) and no line folding, so diffs stay readable.
-    const body = stringify(renderCrd(def), { lineWidth: 0, aliasDuplicateObjects: false });
+    const body = toYaml(renderCrd(def), { sortKeys: false });
     return { fileName: `${crdName(def)}.yaml`, content: `${header}\n${body}` };
   });
 }

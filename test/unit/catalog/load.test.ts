@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { emptyConfig } from '../../../src/apis/fbc.js';
 import { IgnoreMatcher } from '../../../src/catalog/ignore.js';
-import { parseJsonStream } from '../../../src/catalog/json-stream.js';
+import { parseJsonStream } from '../../../src/bundle/json-stream.js';
 import { addDocuments, loadCatalog } from '../../../src/catalog/load.js';
 import { fileOf } from '../../../src/catalog/origin.js';
 import type { Problem } from '../../../src/util/result.js';

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import type { BundleDoc } from '../../../src/apis/fbc.js';
+import {
+  bundleDecoder,
+  bundleDigest,
+  decodeBundle,
+  type InstallableBundle,
+} from '../../../src/install/bundle-objects.js';
+import { planInstall } from '../../../src/install/plan.js';
+import type { Result } from '../../../src/util/result.js';
+import { BundleName, manifestFiles, manifestText, sampleBundleDoc } from './support.js';
+
+/** A decoder over decodeBundle that counts how often it really decodes. */
+function counting(capacity?: number) {
+  const calls: string[] = [];
+  const decoder = bundleDecoder({
+    ...(capacity !== undefined ? { capacity } : {}),
+    decode: (doc: BundleDoc): Result<InstallableBundle> => {
+      calls.push(doc.name);
+      return decodeBundle(doc);
+    },
+  });
+  return { decoder, calls };
+}
+
+function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+}
+
+const renamed = (doc: BundleDoc, name: string): BundleDoc => ({ ...doc, name });
+
+describe('bundleDecoder', () => {
+  it('decodes a bundle once for two reconciles, even from a catalog loaded again', () => {
+    const { decoder, calls } = counting();
+    const first = decoder.decode(sampleBundleDoc());
+    // A reloaded catalog gives equal content in new objects.
+    const second = decoder.decode(sampleBundleDoc());
+    expect(calls).toEqual([BundleName]);
+    expect(second).toBe(first);
+    expect(first).toEqual(decodeBundle(sampleBundleDoc()));
+  });
+
+  it('decodes a bundle again when its content changed under the same name', () => {
+    const { decoder, calls } = counting();
+    const texts = manifestFiles().map(manifestText);
+    const before = decoder.decode(sampleBundleDoc(texts));
+    const changed = texts.map((t) => t.replace('replicas: 1', 'replicas: 2'));
+    expect(changed).not.toEqual(texts);
+    const after = decoder.decode(sampleBundleDoc(changed));
+    expect(calls).toEqual([BundleName, BundleName]);
+    expect(after).not.toEqual(before);
+  });
+
+  it('keeps failures too, and forgets the least recently used bundle beyond its capacity', () => {
+    const { decoder, calls } = counting(2);
+    const broken: BundleDoc = { ...sampleBundleDoc([]), name: 'broken.v1' };
+    expect(decoder.decode(broken).ok).toBe(false);
+    expect(decoder.decode(broken).ok).toBe(false);
+    decoder.decode(renamed(sampleBundleDoc(), 'a.v1'));
+    decoder.decode(broken); // used again: now 'a.v1' is the oldest
+    decoder.decode(renamed(sampleBundleDoc(), 'b.v1')); // evicts 'a.v1'
+    decoder.decode(broken);
+    decoder.decode(renamed(sampleBundleDoc(), 'a.v1'));
+    expect(calls).toEqual(['broken.v1', 'a.v1', 'b.v1', 'a.v1']);
+  });
+
+  it('gives a decoded bundle that planning does not modify, so sharing it is safe', () => {
+    const decoded = bundleDecoder().decode(sampleBundleDoc());
+    if (!decoded.ok) throw new Error(JSON.stringify(decoded.errors));
+    const bundle = deepFreeze(decoded.value);
+    const input = {
+      bundle,
+      namespace: 'ns',
+      targets: { operatorGroup: 'og', namespaces: ['ns'] },
+      source: { name: 'cat', namespace: 'olm' },
+    };
+    const once = planInstall(input);
+    expect(once.ok).toBe(true);
+    expect(planInstall(input)).toEqual(once);
+  });
+});
+
+describe('bundleDigest', () => {
+  it.each<[string, (d: BundleDoc) => BundleDoc]>([
+    ['name', (d) => ({ ...d, name: 'other.v1' })],
+    ['package', (d) => ({ ...d, package: 'other' })],
+    ['image', (d) => ({ ...d, image: 'quay.io/x/y@sha256:0' })],
+    ['a property', (d) => ({ ...d, properties: d.properties!.slice(1) })],
+    ['property order', (d) => ({ ...d, properties: [...d.properties!].reverse() })],
+  ])('changes with the bundle’s %s', (_, change) => {
+    expect(bundleDigest(change(sampleBundleDoc()))).not.toBe(bundleDigest(sampleBundleDoc()));
+  });
+});
