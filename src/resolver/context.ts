@@ -1,16 +1,17 @@
 /**
  * What one resolution knows: the namespace's catalogs (indexed), its installed bundles, and the
- * candidate lists it has computed so far. Candidate order is the preference order of the issue:
- * already installed, the dependent's own catalog, higher catalog priority, the namespace's own
- * catalogs, catalog name, default channel, newest version; then fixed tie-breakers, so that the
- * order never depends on the order of the input.
+ * candidate lists it has computed so far. Candidates for a requirement come in OLM's preference
+ * order: already installed, the dependent's own catalog (none for an installed dependent: OLM sees
+ * it in its catalog of installed operators), higher catalog priority, the namespace's own
+ * catalogs, catalog name; then within a catalog the default channel, package name, channel name
+ * and the channel's order from its head. Versions of different packages are never compared. Fixed
+ * tie-breakers follow, so that the order never depends on the order of the input.
  */
 import { PropertyType } from '../apis/fbc.js';
 import { readBundle } from './bundle.js';
 import { type CatalogIndex, indexCatalog } from './catalog-index.js';
 import type { CatalogInfo, Entry, LookupHint, Requirement } from './model.js';
 import type { Catalog, CatalogKey, InstalledOperator } from './types.js';
-import { compareNewestFirst } from './version.js';
 
 /** Why a candidate can never be chosen, whatever else is chosen. */
 export type DeadCause = InvalidCause | UnsatisfiableCause;
@@ -34,7 +35,6 @@ export class ResolveContext {
   /** Installed bundles by package, as candidates (`installed/<name>`). */
   readonly installed = new Map<string, Entry>();
   private readonly installedNames = new Set<string>();
-  private readonly extra: Entry[] = [];
   private readonly candidateCache = new Map<string, Entry[]>();
   private readonly dead = new Map<string, DeadCause | null>();
   private readonly inProgress = new Set<string>();
@@ -92,22 +92,14 @@ export class ResolveContext {
   }
 
   /**
-   * Entries a Subscription may choose that no catalog index lists: an installed bundle, or a
-   * `startingCSV` that its channel skips. Requirements must see them as candidates too.
-   */
-  addChoosable(e: Entry): void {
-    if (!this.extra.some((x) => x.id === e.id)) this.extra.push(e);
-    this.candidateCache.clear();
-  }
-
-  /**
    * Bundles that satisfy `req`, in preference order for a requirement of `dependent`. Installed
    * bundles are listed too: one is normally already in the plan when a requirement is looked at,
    * but when a Subscription upgraded it away, the conflict must name that choice so that the
    * search knows to revisit it.
    */
   requirementCandidates(req: Requirement, dependent: Entry): Entry[] {
-    const k = `${req.key}\u0000${dependent.catalog.key.namespace}/${dependent.catalog.key.name}`;
+    const own = dependent.installed ? null : dependent.catalog.key;
+    const k = `${req.key}\u0000${own ? `${own.namespace}/${own.name}` : '@installed'}`;
     const hit = this.candidateCache.get(k);
     if (hit) return hit;
     const seen = new Set<string>();
@@ -118,17 +110,19 @@ export class ResolveContext {
       found.push(e);
     };
     for (const e of this.installed.values()) offer(e);
-    for (const e of this.extra) offer(e);
     for (const cat of this.catalogs) for (const e of lookup(cat, req.hint)) offer(e);
-    found.sort(this.preference(dependent.catalog.key));
+    found.sort(this.preference(own));
     this.candidateCache.set(k, found);
     return found;
   }
 
-  /** The preference order among bundles that satisfy a requirement of a bundle from `own`. */
-  preference(own: CatalogKey): (a: Entry, b: Entry) => number {
+  /**
+   * The preference order among bundles that satisfy a requirement of a bundle from catalog `own`
+   * (null for an installed bundle).
+   */
+  preference(own: CatalogKey | null): (a: Entry, b: Entry) => number {
     const rankInstalled = (e: Entry) => (this.isInstalledBundle(e) ? 0 : 1);
-    const rankOwn = (e: Entry) => (sameCatalog(e.catalog.key, own) ? 0 : 1);
+    const rankOwn = (e: Entry) => (own && sameCatalog(e.catalog.key, own) ? 0 : 1);
     const rankNamespace = (e: Entry) => (e.catalog.key.namespace === this.namespace ? 0 : 1);
     return (a, b) =>
       rankInstalled(a) - rankInstalled(b) ||
@@ -138,7 +132,6 @@ export class ResolveContext {
       cmp(a.catalog.key.name, b.catalog.key.name) ||
       cmp(a.catalog.key.namespace, b.catalog.key.namespace) ||
       Number(b.isDefaultChannel) - Number(a.isDefaultChannel) ||
-      compareNewestFirst(a.bundle.version, b.bundle.version) ||
       cmp(a.bundle.package, b.bundle.package) ||
       cmp(a.channel, b.channel) ||
       a.rank - b.rank ||
@@ -163,7 +156,7 @@ export class ResolveContext {
         cause = { kind: 'invalid', field: req.field, message: req.problem };
         break;
       }
-      if (req.test(e.bundle)) continue;
+      if (!e.offChain && req.test(e.bundle)) continue;
       const live = (c: Entry) => c.bundle.package !== e.bundle.package && this.deadCause(c) === null;
       if (this.requirementCandidates(req, e).some(live)) continue;
       cause = { kind: 'unsatisfiable', requirement: req };

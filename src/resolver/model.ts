@@ -87,6 +87,11 @@ export interface Entry {
   skips: string[];
   skipRange: VersionRange | null;
   installed: boolean;
+  /**
+   * A `startingCSV` that its channel skips: a Subscription may install it, but it is on no
+   * upgrade chain, so (as in OLM) it meets no other bundle's requirement, nor its own.
+   */
+  offChain?: boolean;
 }
 
 export const entryId = (catalog: CatalogKey, channel: string, bundle: string): string =>

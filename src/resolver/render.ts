@@ -86,7 +86,7 @@ export function failureText(f: ObligationFailure): string {
     ),
   ];
   const shown = clauses.slice(0, 3).join('; ');
-  const more = clauses.length > 3 ? `; and ${plural(clauses.length - 3, 'more')}` : '';
+  const more = clauses.length > 3 ? `; and ${clauses.length - 3} more` : '';
   const sep = req ? `${because}; ` : ': ';
   return `${subject}${sep}none of its ${f.candidates.length} candidates can be used: ${shown}${more}`;
 }

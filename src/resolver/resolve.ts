@@ -153,7 +153,7 @@ function success(
     return {
       subscription: s.sub.name,
       package: s.sub.package,
-      channel: s.channel,
+      channel: e.installed ? s.channel : e.channel,
       catalog: e.installed ? s.catalog.name : e.catalog.key.name,
       catalogNamespace: e.installed ? s.catalog.namespace : e.catalog.key.namespace,
       bundle: e.bundle.name,

@@ -216,17 +216,19 @@ class Search {
       return held && ob.candidates.some((c) => c.id === held.entry.id) ? held : undefined;
     }
     const req = ob.requirement;
+    const meets = (held: Selection | undefined) =>
+      held !== undefined && !held.entry.offChain && req.test(held.entry.bundle);
     const hint = req.hint;
     if (hint.kind === 'gvk') {
       const owner = this.gvkOwner.get(hint.key);
       const held = owner === undefined ? undefined : this.selected.get(owner);
-      return held && req.test(held.entry.bundle) ? held : undefined;
+      return meets(held) ? held : undefined;
     }
     if (hint.kind === 'package') {
       const held = this.selected.get(hint.name);
-      return held && req.test(held.entry.bundle) ? held : undefined;
+      return meets(held) ? held : undefined;
     }
-    for (const held of this.selected.values()) if (req.test(held.entry.bundle)) return held;
+    for (const held of this.selected.values()) if (meets(held)) return held;
     return undefined;
   }
 

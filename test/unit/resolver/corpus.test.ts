@@ -130,7 +130,7 @@ describe.skipIf(!present)('resolving the OperatorHub 2021 corpus', () => {
     ).toEqual(['infinispan', 'keycloak-operator', 'strimzi-kafka-operator'].sort());
   });
 
-  it('explains why a package cannot resolve when its provider is missing from the catalog', () => {
+  it('falls back below the channel head when the head needs a provider the catalog lacks, and explains the head', () => {
     const withoutKeycloak: Catalog = {
       ...community,
       config: {
@@ -140,11 +140,21 @@ describe.skipIf(!present)('resolving the OperatorHub 2021 corpus', () => {
         bundles: config.bundles.filter((b) => b.package !== 'keycloak-operator'),
       },
     };
-    const r = alone(subscribe('hawkbit-operator'), [withoutKeycloak]);
-    expect(r.ok ? 'resolved' : r.message).toBe(
-      'subscription hawkbit-operator: hawkbit-operator.v0.1.4 requires a provider of keycloak.org/v1alpha1 Keycloak; ' +
-        'none of 1 catalog has one in a channel the namespace can use',
+    // hawkbit-operator.v0.1.4 is the only one of its channel that requires the keycloak.org kinds.
+    const r = resolve(
+      {
+        namespace: 'operators',
+        catalogs: [withoutKeycloak],
+        installed: [],
+        subscriptions: [subscribe('hawkbit-operator')],
+      },
+      { explain: true },
     );
+    expect(stepsOf(r)).toEqual(['hawkbit-operator.v0.1.3 subscription alpha']);
+    if (!r.ok) return;
+    const passed = r.explanation?.subscriptions[0]?.passedOver ?? [];
+    expect(passed.map((p) => p.candidate.bundle)).toEqual(['hawkbit-operator.v0.1.4']);
+    expect(passed[0]?.why).toContain('keycloak.org/v1alpha1 Keycloak');
   });
 
   it('refuses two operators that provide the same API in one namespace: argocd-operator and argocd-operator-helm', () => {
@@ -156,10 +166,14 @@ describe.skipIf(!present)('resolving the OperatorHub 2021 corpus', () => {
     });
     expect(r.ok).toBe(false);
     if (r.ok) return;
+    // Every bundle of argocd-operator-helm's channel provides ArgoCD, so falling back down the
+    // channel cannot help.
     expect(r.message).toBe(
-      'subscription argocd-operator-helm: argocd-operator-helm.v0.0.7 provides argoproj.io/v1alpha1 ArgoCD, ' +
-        'which argocd-operator.v0.0.15 (channel alpha of catalog community, for subscription argocd-operator) ' +
-        'already provides: a namespace can have only one provider of an API',
+      'subscription argocd-operator-helm: none of its 6 candidates can be used: ' +
+        'argocd-operator-helm.v0.0.7 provides argoproj.io/v1alpha1 ArgoCD, which argocd-operator.v0.0.15 already provides: a namespace can have only one provider of an API; ' +
+        'argocd-operator-helm.v0.0.6 provides argoproj.io/v1alpha1 ArgoCD, which argocd-operator.v0.0.15 already provides: a namespace can have only one provider of an API; ' +
+        'argocd-operator-helm.v0.0.5 provides argoproj.io/v1alpha1 ArgoCD, which argocd-operator.v0.0.15 already provides: a namespace can have only one provider of an API; ' +
+        'and 3 more',
     );
     expect(r.explanation.conflict?.map((c) => c.kind)).toEqual([
       'subscription',

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { type ResolutionResult, resolve } from '../../../src/resolver/index.js';
-import { catalog, installed, sub } from './build.js';
+import { type BundleSpec, catalog, installed, sub } from './build.js';
 
 /** A plan as one line per step: `bundle reason catalog/channel [replaces x]`. */
 function plan(r: ResolutionResult): string[] {
@@ -308,5 +308,249 @@ describe('OLM resolver cases', () => {
       ['sub-alpha', true],
       ['sub-beta', true],
     ]);
+  });
+});
+
+/**
+ * Cases where Bosun once answered differently from OLM v0.46.0's resolver, each reduced to its
+ * smallest form and answered by that resolver (the olm-oracle beside the repository).
+ */
+describe("OLM's answers where Bosun used to differ", () => {
+  const d = (name: string, version: string, more: Partial<BundleSpec> = {}): BundleSpec => ({
+    name,
+    version,
+    ...more,
+  });
+  const deprecated = { properties: [{ type: 'olm.deprecated', value: {} }] };
+
+  it('a fresh install falls back below the channel head when the head requires an API nobody provides', () => {
+    const r = resolve({
+      namespace: 'ops',
+      catalogs: [
+        catalog('main', [
+          {
+            name: 'd',
+            channels: {
+              stable: [
+                d('d.v1.2.0', '1.2.0'),
+                d('d.v2.1.0', '2.1.0', { replaces: 'd.v1.2.0', requires: ['example.com/v1/Gizmo'] }),
+              ],
+            },
+          },
+        ]),
+      ],
+      installed: [],
+      subscriptions: [sub('sub-d', 'd', 'stable', 'main', { namespace: 'ops' })],
+    });
+    expect(plan(r)).toEqual(['d.v1.2.0 subscription main/stable']);
+  });
+
+  it('a fresh install falls back below a deprecated head, and past a skipped entry', () => {
+    const r = resolve({
+      namespace: 'ops',
+      catalogs: [
+        catalog('main', [
+          {
+            name: 'd',
+            channels: {
+              stable: [
+                d('d.v1.0.0', '1.0.0'),
+                d('d.v1.1.0', '1.1.0', { replaces: 'd.v1.0.0' }),
+                d('d.v1.2.0', '1.2.0', { replaces: 'd.v1.0.0', skips: ['d.v1.1.0'] }),
+                d('d.v2.0.0', '2.0.0', { replaces: 'd.v1.2.0', ...deprecated }),
+              ],
+            },
+          },
+        ]),
+      ],
+      installed: [],
+      subscriptions: [sub('sub-d', 'd', 'stable', 'main', { namespace: 'ops' })],
+    });
+    expect(plan(r)).toEqual(['d.v1.2.0 subscription main/stable']);
+  });
+
+  it('a fresh install falls back below the head when the head conflicts with what another Subscription chose', () => {
+    const r = resolve({
+      namespace: 'ops',
+      catalogs: [
+        catalog('main', [
+          {
+            name: 'a',
+            channels: { stable: [d('a.v1.0.0', '1.0.0', { provides: ['example.com/v1/Widget'] })] },
+          },
+          {
+            name: 'b',
+            channels: {
+              stable: [
+                d('b.v1.0.0', '1.0.0'),
+                d('b.v2.0.0', '2.0.0', { replaces: 'b.v1.0.0', provides: ['example.com/v1/Widget'] }),
+              ],
+            },
+          },
+        ]),
+      ],
+      installed: [],
+      subscriptions: [
+        sub('sub-a', 'a', 'stable', 'main', { namespace: 'ops' }),
+        sub('sub-b', 'b', 'stable', 'main', { namespace: 'ops' }),
+      ],
+    });
+    expect(plan(r)).toEqual(['a.v1.0.0 subscription main/stable', 'b.v1.0.0 subscription main/stable']);
+  });
+
+  it('without spec.channel, any channel will do, the default first', () => {
+    const r = resolve({
+      namespace: 'ops',
+      catalogs: [
+        catalog('main', [
+          {
+            name: 'd',
+            defaultChannel: 'stable',
+            channels: {
+              stable: [d('d.v2.0.0', '2.0.0', { requires: ['example.com/v1/Gizmo'] })],
+              fast: [d('d.v1.0.0', '1.0.0')],
+            },
+          },
+        ]),
+      ],
+      installed: [],
+      subscriptions: [sub('sub-d', 'd', '', 'main', { namespace: 'ops' })],
+    });
+    expect(plan(r)).toEqual(['d.v1.0.0 subscription main/fast']);
+  });
+
+  it('among providers of an API in one catalog: the default channel, then package name, whatever the versions', () => {
+    const widget = ['example.com/v1/Widget'];
+    const r = resolve({
+      namespace: 'ops',
+      catalogs: [
+        catalog('main', [
+          { name: 'app', channels: { stable: [d('app.v1.0.0', '1.0.0', { requires: widget })] } },
+          { name: 'zeta', channels: { stable: [d('zeta.v9.0.0', '9.0.0', { provides: widget })] } },
+          { name: 'beta', channels: { stable: [d('beta.v0.1.0', '0.1.0', { provides: widget })] } },
+        ]),
+      ],
+      installed: [],
+      subscriptions: [sub('sub-app', 'app', 'stable', 'main', { namespace: 'ops' })],
+    });
+    expect(plan(r)).toEqual(['beta.v0.1.0 dependency main/stable', 'app.v1.0.0 subscription main/stable']);
+  });
+
+  it('within one channel, a dependency follows the channel from its head, not the newest version', () => {
+    const r = resolve({
+      namespace: 'ops',
+      catalogs: [
+        catalog('main', [
+          { name: 'app', channels: { stable: [d('app.v1.0.0', '1.0.0', { needs: { lib: '>=1.0.0' } })] } },
+          {
+            name: 'lib',
+            channels: {
+              // The head has the lower version: it replaces lib.v2.0.0.
+              stable: [d('lib.v2.0.0', '2.0.0'), d('lib.v1.5.0', '1.5.0', { replaces: 'lib.v2.0.0' })],
+            },
+          },
+        ]),
+      ],
+      installed: [],
+      subscriptions: [sub('sub-app', 'app', 'stable', 'main', { namespace: 'ops' })],
+    });
+    expect(plan(r)).toEqual(['lib.v1.5.0 dependency main/stable', 'app.v1.0.0 subscription main/stable']);
+  });
+
+  it('an upgrade takes the successor nearest the head, not the newest version', () => {
+    const r = resolve({
+      namespace: 'ops',
+      catalogs: [
+        catalog('main', [
+          {
+            name: 'd',
+            channels: {
+              stable: [
+                d('d.v1.0.0', '1.0.0'),
+                d('d.v3.0.0', '3.0.0', { replaces: 'd.v1.0.0' }),
+                d('d.v2.0.0', '2.0.0', { replaces: 'd.v3.0.0', skipRange: '<2.0.0' }),
+              ],
+            },
+          },
+        ]),
+      ],
+      installed: [installed('d', d('d.v1.0.0', '1.0.0'), { name: 'main' })],
+      subscriptions: [sub('sub-d', 'd', 'stable', 'main', { namespace: 'ops' })],
+    });
+    expect(plan(r)).toEqual(['d.v2.0.0 subscription main/stable replaces d.v1.0.0']);
+  });
+
+  it("a startingCSV its channel skips is installed, but meets no other bundle's requirement", () => {
+    const widget = ['example.com/v1/Widget'];
+    const r = failure(
+      resolve({
+        namespace: 'ops',
+        catalogs: [
+          catalog('main', [
+            { name: 'app', channels: { stable: [d('app.v1.0.0', '1.0.0', { requires: widget })] } },
+            {
+              name: 'lib',
+              channels: {
+                stable: [
+                  d('lib.v1.0.0', '1.0.0', { provides: widget }),
+                  d('lib.v2.0.0', '2.0.0', { skips: ['lib.v1.0.0'] }),
+                ],
+              },
+            },
+          ]),
+        ],
+        installed: [],
+        subscriptions: [
+          sub('sub-app', 'app', 'stable', 'main', { namespace: 'ops' }),
+          sub('sub-lib', 'lib', 'stable', 'main', { namespace: 'ops', startingCSV: 'lib.v1.0.0' }),
+        ],
+      }),
+    );
+    expect(r.reason).toBe('ConstraintsNotSatisfiable');
+    // Alone, it installs.
+    const alone = resolve({
+      namespace: 'ops',
+      catalogs: [
+        catalog('main', [
+          {
+            name: 'lib',
+            channels: {
+              stable: [
+                d('lib.v1.0.0', '1.0.0', { provides: widget }),
+                d('lib.v2.0.0', '2.0.0', { skips: ['lib.v1.0.0'] }),
+              ],
+            },
+          },
+        ]),
+      ],
+      installed: [],
+      subscriptions: [
+        sub('sub-lib', 'lib', 'stable', 'main', { namespace: 'ops', startingCSV: 'lib.v1.0.0' }),
+      ],
+    });
+    expect(plan(alone)).toEqual(['lib.v1.0.0 subscription main/stable']);
+  });
+
+  it("an installed operator's requirement goes by catalog priority, not the catalog it came from", () => {
+    const widget = ['example.com/v1/Widget'];
+    const r = resolve({
+      namespace: 'ops',
+      catalogs: [
+        catalog('main', [
+          { name: 'app', channels: { stable: [d('app.v1.0.0', '1.0.0', { requires: widget })] } },
+          { name: 'lib', channels: { stable: [d('lib.v1.0.0', '1.0.0', { provides: widget })] } },
+        ]),
+        catalog(
+          'alt',
+          [{ name: 'lib', channels: { stable: [d('lib.v1.0.0', '1.0.0', { provides: widget })] } }],
+          {
+            priority: 10,
+          },
+        ),
+      ],
+      installed: [installed('app', d('app.v1.0.0', '1.0.0', { requires: widget }), { name: 'main' })],
+      subscriptions: [],
+    });
+    expect(r.ok && r.steps.map((s) => `${s.bundle} ${s.catalog}`)).toEqual(['lib.v1.0.0 alt']);
   });
 });

@@ -64,7 +64,23 @@ describe('channels and upgrades', () => {
       plan: ['a.v3 subscription c/stable'],
     },
     {
-      name: 'an empty channel means the default channel',
+      name: 'an empty channel without a default channel means every channel, by name',
+      catalogs: [
+        catalog('c', [
+          {
+            name: 'a',
+            channels: {
+              stable: [{ name: 'a.v2', version: '2.0.0' }],
+              alpha: [{ name: 'a.v1', version: '1.0.0' }],
+            },
+          },
+        ]),
+      ],
+      subscriptions: [sub('s', 'a', '', 'c')],
+      plan: ['a.v1 subscription c/alpha'],
+    },
+    {
+      name: 'an empty channel means any channel, the default first',
       catalogs: [
         catalog('c', [
           {
@@ -715,7 +731,38 @@ describe('preferences among providers', () => {
       plan: ['db.v1 dependency c/stable', 'app.v1 subscription c/stable'],
     },
     {
-      name: 'then the newest version',
+      name: 'then package name, whatever the versions: versions of different packages mean nothing against each other',
+      catalogs: [
+        catalog('c', [
+          { name: 'app', channels: { stable: [needsDB] } },
+          { name: 'mysql', channels: { stable: [db('mysql.v9', '9.0.0')] } },
+          { name: 'mariadb', channels: { stable: [db('mariadb.v1', '1.0.0')] } },
+        ]),
+      ],
+      subscriptions: [sub('s', 'app', 'stable', 'c')],
+      plan: ['mariadb.v1 dependency c/stable', 'app.v1 subscription c/stable'],
+    },
+    {
+      name: 'then channel name, among channels that are not the default',
+      catalogs: [
+        catalog('c', [
+          { name: 'app', channels: { stable: [needsDB] } },
+          {
+            name: 'db',
+            defaultChannel: 'stable',
+            channels: {
+              stable: [{ name: 'db.v0', version: '0.1.0' }],
+              fast: [db('db.v2', '2.0.0')],
+              candidate: [db('db.v1', '1.0.0')],
+            },
+          },
+        ]),
+      ],
+      subscriptions: [sub('s', 'app', 'stable', 'c')],
+      plan: ['db.v1 dependency c/candidate', 'app.v1 subscription c/stable'],
+    },
+    {
+      name: 'then the order of the channel from its head',
       catalogs: [
         catalog('c', [
           { name: 'app', channels: { stable: [needsDB] } },
@@ -727,6 +774,19 @@ describe('preferences among providers', () => {
       ],
       subscriptions: [sub('s', 'app', 'stable', 'c')],
       plan: ['db.v2 dependency c/stable', 'app.v1 subscription c/stable'],
+    },
+    {
+      name: "an installed operator's requirement goes by catalog priority, not the catalog it was installed from",
+      catalogs: [
+        catalog('own', [
+          { name: 'app', channels: { stable: [needsDB] } },
+          { name: 'db', channels: { stable: [db('db.own')] } },
+        ]),
+        catalog('high', [{ name: 'db', channels: { stable: [db('db.high')] } }], { priority: 100 }),
+      ],
+      installed: [installed('app', needsDB, { name: 'own' })],
+      subscriptions: [],
+      plan: ['db.high dependency high/stable'],
     },
   ];
   for (const c of cases) it(c.name, () => check(c));

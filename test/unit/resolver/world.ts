@@ -273,19 +273,17 @@ function offers(input: ResolutionInput): Offer[] {
   return out;
 }
 
-function subscriptionChannel(input: ResolutionInput, s: SubscriptionInput): string | undefined {
-  const c = input.catalogs.find((x) => x.name === s.source && x.namespace === s.sourceNamespace);
-  return s.channel || c?.config.packages.find((p) => p.name === s.package)?.defaultChannel;
-}
-
-/** The offers a Subscription may end up on, by the rules of the issue (head / startingCSV / successors). */
+/**
+ * The offers a Subscription may end up on, by OLM's rules: its channel, or any channel when it
+ * names none; exactly startingCSV, or any entry on the chain for a fresh install, or a newer
+ * successor of the installed bundle.
+ */
 function allowedFor(input: ResolutionInput, all: Offer[], s: SubscriptionInput): Offer[] {
-  const channel = subscriptionChannel(input, s);
   const listed = all.filter(
     (o) =>
       o.catalog === s.source &&
       o.catalogNamespace === s.sourceNamespace &&
-      o.channel === channel &&
+      (!s.channel || o.channel === s.channel) &&
       o.bundle.package === s.package,
   );
   // startingCSV names a bundle exactly, even a skipped one.
@@ -304,16 +302,14 @@ function allowedFor(input: ResolutionInput, all: Offer[], s: SubscriptionInput):
             semver.satisfies(inst.version, o.skipRange, { includePrerelease: true }))),
     );
   }
-  // The head: generated chains rise in version along replaces, so it is the highest version.
-  const head = [...inChannel].sort((a, b) => semver.rcompare(a.bundle.version, b.bundle.version))[0];
-  return head ? [head] : [];
+  return inChannel;
 }
 
 /** Why `steps` is not a valid plan for `input`, or null when it is. */
 export function planProblem(input: ResolutionInput, steps: InstallStep[]): string | null {
   const all = offers(input);
   const subscribed = new Set(input.subscriptions.map((s) => s.package));
-  const final = new Map<string, { bundle: Bundle; fixed: boolean; step?: InstallStep }>();
+  const final = new Map<string, State & { step?: InstallStep }>();
   for (const i of input.installed) {
     final.set(i.package, {
       bundle: { name: i.name, package: i.package, version: i.version, properties: i.properties },
@@ -340,7 +336,7 @@ export function planProblem(input: ResolutionInput, steps: InstallStep[]): strin
     if (!offer) return `${st.bundle} is not an entry of channel ${st.channel} of catalog ${st.catalog}`;
     if (offer.skipped && st.reason !== 'subscription')
       return `${st.bundle} is skipped in channel ${st.channel}`;
-    final.set(st.package, { bundle: offer.bundle, fixed: false, step: st });
+    final.set(st.package, { bundle: offer.bundle, fixed: false, offChain: offer.skipped, step: st });
   }
   for (const s of input.subscriptions) {
     const f = final.get(s.package);
@@ -356,8 +352,15 @@ export function planProblem(input: ResolutionInput, steps: InstallStep[]): strin
   return stateProblem([...final.values()]);
 }
 
-function stateProblem(state: { bundle: Bundle; fixed: boolean }[]): string | null {
-  const owner = new Map<string, { bundle: Bundle; fixed: boolean }>();
+/** A bundle in the final state; one its channel skips (a startingCSV) meets no requirement. */
+interface State {
+  bundle: Bundle;
+  fixed: boolean;
+  offChain?: boolean;
+}
+
+function stateProblem(state: State[]): string | null {
+  const owner = new Map<string, State>();
   for (const s of state) {
     for (const g of provided(s.bundle)) {
       const o = owner.get(g);
@@ -369,7 +372,7 @@ function stateProblem(state: { bundle: Bundle; fixed: boolean }[]): string | nul
   }
   for (const s of state) {
     for (const r of requirementsOf(s.bundle)) {
-      if (!state.some((t) => meets(t.bundle, r)))
+      if (!state.some((t) => !t.offChain && meets(t.bundle, r)))
         return `${s.bundle.name}: ${r.type} ${JSON.stringify(r.value)} is not met`;
     }
   }
@@ -383,7 +386,7 @@ export function satisfiable(input: ResolutionInput): boolean {
   for (const s of input.subscriptions)
     subsByPackage.set(s.package, [...(subsByPackage.get(s.package) ?? []), s]);
   const packages = [...new Set([...PACKAGES, ...input.installed.map((i) => i.package)])];
-  type Choice = { bundle: Bundle; fixed: boolean; offer?: Offer } | null;
+  type Choice = (State & { offer?: Offer }) | null;
   const options = packages.map((pkg): Choice[] => {
     const inst = input.installed.find((i) => i.package === pkg);
     const instChoice = inst
@@ -407,7 +410,7 @@ export function satisfiable(input: ResolutionInput): boolean {
     const shared = sets[0]!.filter((o) => sets.every((set) => set.includes(o)));
     return [
       ...(instChoice ? [instChoice] : []),
-      ...shared.map((o) => ({ bundle: o.bundle, fixed: false, offer: o })),
+      ...shared.map((o) => ({ bundle: o.bundle, fixed: false, offChain: o.skipped, offer: o })),
     ];
   });
   const picked: Choice[] = [];
