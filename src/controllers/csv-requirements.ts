@@ -2,13 +2,15 @@
  * What a CSV needs before its Deployments may run, as pure functions over what the controller
  * read: the namespace's one OperatorGroup allowing the CSV's install modes (OLM's reasons when
  * not), and `status.requirementStatus` for the CRDs it owns or requires and the ServiceAccounts
- * its permissions name. RBAC rules themselves are not checked here: the CSV controller applies
- * the Roles and bindings for the current OperatorGroup targets itself before the Deployments,
- * so they are in place by construction (OLM checks them with a rule evaluator instead).
+ * its permissions name. RBAC rules themselves are not checked here: the InstallPlan creates the
+ * operator namespace's RBAC before the CSV, and the CSV controller applies what the current
+ * OperatorGroup targets add before the Deployments, so they are in place by construction (OLM
+ * checks them with a rule evaluator instead).
  */
 import { CSVReason } from '../apis/conditions.js';
 import type { ClusterServiceVersion, OperatorGroup, RequirementStatus } from '../apis/operators.js';
 import { RequirementStatusReason } from '../apis/operators.js';
+import { csvServiceAccounts } from '../install/csv-objects.js';
 import {
   installModeSupport,
   type NamespaceInfo,
@@ -53,13 +55,6 @@ export function operatorGroupVerdict(
 export function csvCrdNames(csv: ClusterServiceVersion): string[] {
   const crds = csv.spec.customresourcedefinitions ?? {};
   return [...new Set([...(crds.owned ?? []), ...(crds.required ?? [])].map((c) => c.name))].sort();
-}
-
-/** The ServiceAccounts a CSV's permissions and clusterPermissions name. */
-export function csvServiceAccounts(csv: ClusterServiceVersion): string[] {
-  const spec = csv.spec.install.spec;
-  const all = [...(spec?.permissions ?? []), ...(spec?.clusterPermissions ?? [])];
-  return [...new Set(all.map((p) => p.serviceAccountName))].sort();
 }
 
 export interface RequirementInput {

@@ -8,8 +8,8 @@
  * its namespace too) when Bosun is not running. CRDs and custom resources are never deleted.
  */
 import type { KubeObject } from '../apis/meta.js';
-import { InstallPlanPhase, Label, Resources } from '../apis/operators.js';
-import { CopiedFromLabel, ownerSelector } from '../install/ownership.js';
+import { InstallPlanPhase, Resources } from '../apis/operators.js';
+import { anyCSVOwnerSelector, CopiedFromLabel, csvOwnerOf, ownerSelector } from '../install/ownership.js';
 import { collectionPath, objectPath } from '../kube/client.js';
 import type { ControllerContext } from './context.js';
 import { resetOrphanedConversions, ServingClusterResources } from './csv-serving.js';
@@ -60,11 +60,11 @@ export async function sweepOrphans(ctx: ControllerContext, enqueue: (key: string
     const selectors = [
       ...[Rbac.ClusterRole, ...ServingClusterResources].map((resource) => ({
         resource,
-        labelSelector: `${Label.OwnerKind}=${Resources.ClusterServiceVersion.kind}`,
+        labelSelector: anyCSVOwnerSelector,
       })),
       {
         resource: Rbac.Role,
-        labelSelector: `${Label.OwnerKind}=${Resources.ClusterServiceVersion.kind},${CopiedFromLabel}`,
+        labelSelector: `${anyCSVOwnerSelector},${CopiedFromLabel}`,
       },
     ];
     for (const { resource, labelSelector } of selectors) {
@@ -73,8 +73,9 @@ export async function sweepOrphans(ctx: ControllerContext, enqueue: (key: string
         query: { labelSelector },
       });
       for (const item of list.items ?? []) {
-        const labels = item.metadata?.labels ?? {};
-        const key = keyOf(labels[Label.OwnerNamespace], labels[Label.Owner]);
+        const owner = csvOwnerOf(item.metadata?.labels);
+        if (owner === undefined) continue;
+        const key = keyOf(owner.namespace, owner.name);
         if (ctx.informers.csvs.get(key) === undefined) enqueue(key);
       }
     }

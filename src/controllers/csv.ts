@@ -12,19 +12,22 @@
 import type { V1Deployment } from '@kubernetes/client-node';
 import { CSVReason } from '../apis/conditions.js';
 import type { ClusterServiceVersion, ClusterServiceVersionStatus, Subscription } from '../apis/operators.js';
-import { CSVPhase, Label, Resources } from '../apis/operators.js';
-import { renderDeployments } from '../install/deployments.js';
+import { CSVPhase, Resources } from '../apis/operators.js';
+import { desiredCSVObjects } from '../install/csv-objects.js';
+import { csvServiceAccounts } from '../install/csv-objects.js';
 import { checkStrategy } from '../install/health.js';
 import { type DeploymentCertificate, withServingCheck } from '../install/serving.js';
 import { type OperatorGroupTargets, operatorGroupAnnotations } from '../install/operatorgroup.js';
+import { csvOwnerOf } from '../install/ownership.js';
+import type { RbacRef } from '../install/rbac.js';
 import { isEmptySelector } from '../install/selector.js';
 import { splitKey } from '../kube/cache.js';
 import { objectPath } from '../kube/client.js';
 import { formatTime, statusChanged } from '../kube/conditions.js';
 import type { Controller, ControllerContext } from './context.js';
-import { applyInstall, operatorConditionObjects } from './csv-install.js';
+import { applyInstall, observeCopiedRbac } from './csv-install.js';
 import { type CSVDecision, decideCSVPhase } from './csv-phase.js';
-import { checkRequirements, csvServiceAccounts, operatorGroupVerdict } from './csv-requirements.js';
+import { checkRequirements, operatorGroupVerdict } from './csv-requirements.js';
 import {
   checkServingObjects,
   observeServing,
@@ -104,10 +107,8 @@ export const csvController: Controller = {
 };
 
 function enqueueOwner(d: { metadata?: { labels?: Record<string, string> } }, enqueue: (k: string) => void) {
-  const labels = d.metadata?.labels ?? {};
-  if (labels[Label.OwnerKind] === Resources.ClusterServiceVersion.kind && labels[Label.Owner]) {
-    enqueue(keyOf(labels[Label.OwnerNamespace], labels[Label.Owner]));
-  }
+  const owner = csvOwnerOf(d.metadata?.labels);
+  if (owner) enqueue(keyOf(owner.namespace, owner.name));
 }
 
 async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) {
@@ -135,9 +136,11 @@ async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) 
   });
   const config = subscriptionFor(ctx, csv)?.spec.config;
   const serving = await observeServing(ctx, csv);
-  const render = (servingCertificates: Record<string, DeploymentCertificate>) =>
-    og.ok ? renderDeployments({ csv, targets: og.targets, config, servingCertificates }) : undefined;
-  const desired = render(storedMounts(serving));
+  const desiredWith = (servingCertificates: Record<string, DeploymentCertificate>, copiedRbac?: RbacRef[]) =>
+    og.ok
+      ? desiredCSVObjects({ csv, targets: og.targets, config, servingCertificates, copiedRbac })
+      : undefined;
+  const desired = desiredWith(storedMounts(serving));
   if (desired !== undefined && !desired.ok) {
     const message = desired.errors.map((e) => `${e.field}: ${e.message}`).join('; ');
     await writeStatus(ctx, csv, requirements.statuses, {
@@ -149,7 +152,7 @@ async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) 
     });
     return;
   }
-  const deployments = desired?.value ?? [];
+  const deployments = desired?.value.deployments ?? [];
   const live = deployments
     .map((d) => informers.deployments.get(keyOf(namespace, d.metadata?.name)))
     .filter((d) => d !== undefined) as unknown as V1Deployment[];
@@ -185,18 +188,14 @@ async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) 
     ctx.log.info({ deployments: deployments.map((d) => d.metadata?.name) }, 'applying install strategy');
     // New serving certificates change what the Deployments mount: render them with those.
     const servingInstall = await prepareServingInstall(ctx, csv, og.group, serving, config?.annotations);
-    const rendered = servingInstall ? render(servingInstall.mounts) : desired;
     certs = servingInstall?.status;
-    await applyInstall(
-      ctx,
-      csv,
-      og.targets,
-      rendered?.ok ? rendered.value : deployments,
-      servingInstall?.objects,
-    );
+    const copied = await observeCopiedRbac(ctx, csv);
+    const install = desiredWith(servingInstall?.mounts ?? storedMounts(serving), copied);
+    const objects = install?.ok ? install.value : desired?.ok ? desired.value : undefined;
+    if (objects) await applyInstall(ctx, csv, objects, servingInstall?.objects);
   } else if (og.ok && !replacer && installedPhases.has(decision.phase) && !hasOperatorCondition(ctx, csv)) {
     // Someone deleted the OperatorCondition of an installed operator: put it back.
-    for (const o of operatorConditionObjects(csv, deployments)) await ctx.applier.apply(o);
+    for (const o of desired?.ok ? desired.value.operatorCondition : []) await ctx.applier.apply(o);
   }
   await writeStatus(ctx, csv, requirements.statuses, decision, certs);
   await reportUnavailableAPIServices(ctx, csv, decision, served);

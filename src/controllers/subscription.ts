@@ -19,7 +19,7 @@ import {
   type Subscription,
   type SubscriptionCatalogHealth,
 } from '../apis/operators.js';
-import { withOwner } from '../kube/apply.js';
+import { withOwner } from '../install/ownership.js';
 import { collectionPath } from '../kube/client.js';
 import { formatTime, statusChanged } from '../kube/conditions.js';
 import { isAlreadyExists } from '../kube/errors.js';

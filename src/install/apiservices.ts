@@ -18,10 +18,10 @@
  */
 import type { KubeObject } from '../apis/meta.js';
 import type { APIServiceDescription, ClusterServiceVersion } from '../apis/operators.js';
-import { CSVPhase, Label, Resources } from '../apis/operators.js';
+import { CSVPhase } from '../apis/operators.js';
 import { stableStringify } from './hash.js';
 import type { Resource } from './kinds.js';
-import { type CSVRef, ownerLabels } from './ownership.js';
+import { type CSVRef, csvOwnerOf, ownerLabels } from './ownership.js';
 import type { Served } from './webhooks.js';
 
 const apiRegistration = 'apiregistration.k8s.io/v1';
@@ -74,13 +74,10 @@ export function apiServiceOwnerConflict(
 ): string | undefined {
   if (existing === undefined) return undefined;
   const name = existing.metadata?.name ?? '';
-  const labels = existing.metadata?.labels ?? {};
-  const owner = labels[Label.Owner];
-  const ownerNamespace = labels[Label.OwnerNamespace];
   const notAdoptable = `pre-existing APIService ${name} is not adoptable`;
-  if (!owner || !ownerNamespace || labels[Label.OwnerKind] !== Resources.ClusterServiceVersion.kind) {
-    return `${notAdoptable}: it is not owned by a ClusterServiceVersion`;
-  }
+  const ownerRef = csvOwnerOf(existing.metadata?.labels);
+  if (!ownerRef?.namespace) return `${notAdoptable}: it is not owned by a ClusterServiceVersion`;
+  const { name: owner, namespace: ownerNamespace } = ownerRef;
   const namespace = csv.metadata.namespace ?? '';
   if (ownerNamespace === namespace && (owner === csv.metadata.name || owner === csv.spec.replaces)) {
     return undefined;

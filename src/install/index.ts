@@ -11,6 +11,13 @@ export {
   type RawManifest,
 } from './bundle-objects.js';
 export {
+  type CSVObjects,
+  type CSVObjectsInput,
+  csvServiceAccounts,
+  desiredCSVObjects,
+  operatorConditionObjects,
+} from './csv-objects.js';
+export {
   type DeploymentInput,
   deploymentSpecHash,
   OperatorConditionNameEnv,
@@ -62,6 +69,13 @@ export {
   stepPhase,
   stepsByPhase,
 } from './plan.js';
-export { NamespaceViewRule, rbacForPermissions } from './rbac.js';
+export {
+  NamespaceViewRule,
+  planRbac,
+  rbacApplyOrder,
+  type RbacRef,
+  staleRbac,
+  targetedRbac,
+} from './rbac.js';
 export { matchesSelector } from './selector.js';
 export { applySubscriptionConfig } from './subscription-config.js';

@@ -4,7 +4,8 @@
  *   1. CRDs (the controller waits for each to be Established before going on),
  *   2. ServiceAccounts,
  *   3. ClusterRoles, Roles, ClusterRoleBindings, RoleBindings (generated from the CSV's
- *      permissions and clusterPermissions, then the bundle's own),
+ *      permissions in its namespace and its clusterPermissions, then the bundle's own; what the
+ *      OperatorGroup's targets add is the CSV controller's, see ./rbac.ts),
  *   4. Services, ConfigMaps, Secrets and the other supported kinds,
  *   5. the CSV.
  * Within a phase, steps are sorted by kind, namespace and name, so a re-plan of the same input
@@ -32,7 +33,7 @@ import {
 } from './kinds.js';
 import { type OperatorGroupTargets, operatorGroupAnnotations } from './operatorgroup.js';
 import { addOwnerReference, type CSVIdentity, type CSVRef, managedLabels, ownerLabels } from './ownership.js';
-import { rbacForPermissions } from './rbac.js';
+import { planRbac } from './rbac.js';
 
 /** OLM's StepResource plus the object's namespace (cluster-scoped objects have none). */
 export interface InstallStepResource extends StepResource {
@@ -65,11 +66,11 @@ export function planInstall(input: PlanInput): Result<InstallStep[]> {
   }
   const csvRef: CSVRef = { name: bundle.csv.metadata.name as string, namespace };
   const strategy = bundle.csv.spec.install.spec ?? { deployments: [] };
-  const rbac = rbacForPermissions({
+  // What the OperatorGroup's targets add to the permissions is the CSV controller's (./rbac.ts).
+  const rbac = planRbac({
     csv: csvRef,
     permissions: strategy.permissions ?? [],
     clusterPermissions: strategy.clusterPermissions ?? [],
-    targetNamespaces: input.targets.namespaces,
   });
 
   const problems: Problem[] = [];

@@ -1,6 +1,6 @@
 /**
- * Server-side apply under one field manager (`bosun`) with forced ownership, plus the labels and
- * ownerReferences every object Bosun creates carries.
+ * Server-side apply under one field manager (`bosun`) with forced ownership. The labels and
+ * ownerReferences every object Bosun creates carries are src/install/ownership.ts's.
  *
  * Why not `KubernetesObjectApi.patch(obj, ..., PatchStrategy.ServerSideApply)`: for every kind
  * client-node has a model for, it first re-serialises the object through that model, which
@@ -11,8 +11,7 @@
  * resource serves a kind, and whether it is namespaced) and the content type.
  */
 import { type KubeConfig, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
-import type { KubeObject, ObjectMeta, OwnerReference } from '../apis/meta.js';
-import { Label } from '../apis/operators.js';
+import type { KubeObject, ObjectMeta } from '../apis/meta.js';
 import type { KubeClient } from './client.js';
 
 export const FieldManager = 'bosun';
@@ -116,78 +115,4 @@ export class Applier {
 function describe(obj: KubeObject): string {
   const ns = obj.metadata?.namespace ? `${obj.metadata.namespace}/` : '';
   return `${obj.kind ?? '?'} ${ns}${obj.metadata?.name ?? '?'}`;
-}
-
-/** The object that owns what Bosun creates (usually a CSV). */
-export interface Owner {
-  apiVersion: string;
-  kind: string;
-  metadata?: { name?: string; namespace?: string; uid?: string };
-}
-
-/**
- * `olm.managed=true` plus the owner labels (`olm.owner`, `olm.owner.kind`,
- * `olm.owner.namespace`), as OLM sets them. Cluster-scoped objects cannot have a namespaced
- * owner reference, so these labels are how their owner is found at uninstall.
- */
-export function ownerLabels(owner: Owner): Record<string, string> {
-  const labels: Record<string, string> = {
-    [Label.Managed]: 'true',
-    [Label.Owner]: owner.metadata?.name ?? '',
-    [Label.OwnerKind]: owner.kind,
-  };
-  if (owner.metadata?.namespace) labels[Label.OwnerNamespace] = owner.metadata.namespace;
-  return labels;
-}
-
-/** A copy of `obj` with `labels` added (existing keys are overwritten). */
-export function withLabels<T extends KubeObject>(obj: T, labels: Record<string, string>): T {
-  return { ...obj, metadata: { ...obj.metadata, labels: { ...obj.metadata?.labels, ...labels } } };
-}
-
-/**
- * The ownerReference to `owner`, so that deleting the owner lets the garbage collector delete
- * the object. `controller: true` marks the one owner that manages it.
- */
-export function ownerReference(
-  owner: Owner,
-  opts: { controller?: boolean; blockOwnerDeletion?: boolean } = {},
-): OwnerReference {
-  const name = owner.metadata?.name;
-  const uid = owner.metadata?.uid;
-  if (!name || !uid)
-    throw new Error(
-      `an owner needs a name and uid (read it from the API first): ${owner.kind} ${name ?? '?'}`,
-    );
-  const ref: OwnerReference = { apiVersion: owner.apiVersion, kind: owner.kind, name, uid };
-  if (opts.controller !== undefined) ref.controller = opts.controller;
-  if (opts.blockOwnerDeletion !== undefined) ref.blockOwnerDeletion = opts.blockOwnerDeletion;
-  return ref;
-}
-
-/**
- * A copy of `obj` owned by `owner` (a reference with the same uid is replaced). Throws when the
- * reference would be invalid: a namespaced owner can only own objects in its own namespace.
- */
-export function withOwner<T extends KubeObject>(
-  obj: T,
-  owner: Owner,
-  opts: { controller?: boolean; blockOwnerDeletion?: boolean } = {},
-): T {
-  const ownerNs = owner.metadata?.namespace;
-  if (ownerNs && obj.metadata?.namespace !== ownerNs) {
-    throw new Error(
-      `${describe(obj)} cannot be owned by ${owner.kind} ${ownerNs}/${owner.metadata?.name}: ` +
-        'a namespaced owner can only own objects in its namespace (use ownerLabels instead)',
-    );
-  }
-  const ref = ownerReference(owner, opts);
-  const others = (obj.metadata?.ownerReferences ?? []).filter((r) => r.uid !== ref.uid);
-  return { ...obj, metadata: { ...obj.metadata, ownerReferences: [...others, ref] } };
-}
-
-/** Whether `obj` has an ownerReference to `owner`. */
-export function isOwnedBy(obj: KubeObject, owner: Owner): boolean {
-  const uid = owner.metadata?.uid;
-  return uid !== undefined && (obj.metadata?.ownerReferences ?? []).some((r) => r.uid === uid);
 }

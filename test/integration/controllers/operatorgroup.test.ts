@@ -87,7 +87,7 @@ describe('OperatorGroup scoping', () => {
     expect(dep?.spec.template.metadata.annotations['olm.targetNamespaces']).toBe(target);
   });
 
-  it('an AllNamespaces group lifts permissions to a ClusterRole with namespace read access', async () => {
+  it('an AllNamespaces group lifts permissions to a ClusterRole with namespace read access, next to the plan’s Role', async () => {
     const { client } = h.ctx;
     const ns = await freshNamespace('all');
     await createOperatorGroup(client, ns, 'og');
@@ -113,7 +113,10 @@ describe('OperatorGroup scoping', () => {
     expect(liftedBinding?.subjects).toEqual([
       { kind: 'ServiceAccount', name: TestOperator.serviceAccount, namespace: ns },
     ]);
-    expect((await ownedRbac('roles', ns)).filter(grantsConfigMaps)).toEqual([]);
+    // The InstallPlan's Role in the operator namespace stays, as in OLM.
+    expect((await ownedRbac('roles', ns)).filter(grantsConfigMaps).map((r) => r.metadata.namespace)).toEqual([
+      ns,
+    ]);
     const sa = { namespace: ns, name: TestOperator.serviceAccount };
     expect(await canI(client, sa, { verb: 'list', resource: 'configmaps', namespace: 'default' })).toBe(true);
     expect(await canI(client, sa, { verb: 'watch', resource: 'namespaces' })).toBe(true);
@@ -163,13 +166,13 @@ describe('OperatorGroup scoping', () => {
     const roles = (await ownedRbac('roles', ns)).filter(grantsConfigMaps);
     expect(roles.map((r) => r.metadata.namespace).sort()).toEqual([ns, to].sort());
 
-    // Widening to all namespaces lifts the grant to a ClusterRole and drops the Roles;
-    // narrowing again drops the ClusterRole.
+    // Widening to all namespaces lifts the grant to a ClusterRole and drops the copies (the
+    // InstallPlan's Role in the operator namespace stays); narrowing again drops the ClusterRole.
     await mergePatch(client, ogPath(ns, 'og'), { spec: { targetNamespaces: null } });
     await eventually('permissions lifted', async () => {
       const lifted = (await ownedRbac('clusterroles', ns)).filter(grantsConfigMaps);
-      const left = (await ownedRbac('roles', ns)).filter(grantsConfigMaps);
-      return lifted.length === 1 && left.length === 0 ? true : undefined;
+      const left = (await ownedRbac('roles', ns)).filter(grantsConfigMaps).map((r) => r.metadata.namespace);
+      return lifted.length === 1 && left.join() === ns ? true : undefined;
     });
     await mergePatch(client, ogPath(ns, 'og'), { spec: { targetNamespaces: [to] } });
     await eventually('permissions scoped again', async () => {

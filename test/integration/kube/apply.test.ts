@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ManagedFieldsEntry } from '../../../src/apis/meta.js';
 import type { ClusterServiceVersion, Subscription } from '../../../src/apis/operators.js';
-import { ownerLabels, withLabels, withOwner } from '../../../src/kube/apply.js';
+import { addOwnerReference, ownerLabels } from '../../../src/install/ownership.js';
 import { isNotFound } from '../../../src/kube/errors.js';
 import { eventually, freshNamespace } from '../support.js';
 import { connect, fixture, installOperatorCrds } from './helpers.js';
@@ -131,7 +131,17 @@ describe('server-side apply as field manager bosun', () => {
       metadata: { ...csvFixture.metadata, namespace: ns },
     });
     const owned = await applier.apply(
-      withOwner(withLabels(configMap(ns, { a: '1' }), ownerLabels(csv)), csv),
+      addOwnerReference(
+        {
+          ...configMap(ns, { a: '1' }),
+          metadata: {
+            name: 'settings',
+            namespace: ns,
+            labels: ownerLabels({ name: csv.metadata.name ?? '', namespace: ns }),
+          },
+        },
+        { name: csv.metadata.name ?? '', uid: csv.metadata.uid ?? '' },
+      ),
     );
     expect(owned.metadata.labels).toEqual({
       'olm.managed': 'true',

@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { ClusterServiceVersion } from '../../../src/apis/operators.js';
-import { operatorConditionObjects } from '../../../src/controllers/csv-install.js';
 import { effectiveConditions } from '../../../src/controllers/operatorcondition.js';
 
 const cond = (type: string, status: 'True' | 'False', reason = 'R') => ({
@@ -47,40 +45,5 @@ describe('effectiveConditions', () => {
     expect(effectiveConditions({ overrides: [untimed] }, [], now)).toEqual([
       { ...untimed, lastTransitionTime: now },
     ]);
-  });
-});
-
-describe('operatorConditionObjects', () => {
-  const csv: ClusterServiceVersion = {
-    apiVersion: 'operators.coreos.com/v1alpha1',
-    kind: 'ClusterServiceVersion',
-    metadata: { name: 'op.v1', namespace: 'ops', uid: 'u-1' },
-    spec: {
-      displayName: 'op',
-      install: {
-        strategy: 'deployment',
-        spec: { deployments: [], permissions: [{ serviceAccountName: 'op', rules: [] }] },
-      },
-    },
-  };
-
-  it('names the OperatorCondition after the CSV, owned by it, and lets the operator’s accounts update it', () => {
-    const [condition, role, binding] = operatorConditionObjects(csv, [
-      { metadata: { name: 'op-controller' } },
-    ]);
-    expect(condition).toMatchObject({
-      kind: 'OperatorCondition',
-      metadata: {
-        name: 'op.v1',
-        namespace: 'ops',
-        ownerReferences: [{ kind: 'ClusterServiceVersion', uid: 'u-1' }],
-      },
-      spec: { serviceAccounts: ['op'], deployments: ['op-controller'] },
-    });
-    expect(role).toMatchObject({
-      kind: 'Role',
-      rules: [{ resources: ['operatorconditions', 'operatorconditions/status'], resourceNames: ['op.v1'] }],
-    });
-    expect(binding).toMatchObject({ subjects: [{ kind: 'ServiceAccount', name: 'op', namespace: 'ops' }] });
   });
 });

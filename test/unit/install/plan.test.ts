@@ -12,7 +12,7 @@ import {
   stepsByPhase,
 } from '../../../src/install/index.js';
 import { formatProblem } from '../../../src/util/result.js';
-import { CSVUid, deploymentsFor, planSample, renderInstall, Source } from './render.js';
+import { csvObjectsFor, CSVUid, planSample, renderInstall, Source } from './render.js';
 import {
   BundleName,
   bundleObjectProperty,
@@ -61,7 +61,7 @@ describe('planInstall golden manifests', () => {
   for (const shape of shapes) {
     it(`renders the sample bundle for ${shape.title.split(':')[0]} as in golden/${shape.file}`, async () => {
       const steps = planSample(NS, shape.targets);
-      const text = renderInstall(shape.title, steps, deploymentsFor(steps, shape.targets));
+      const text = renderInstall(shape.title, steps, csvObjectsFor(steps, shape.targets));
       await expect(text).toMatchFileSnapshot(`${fixtures}golden/${shape.file}`);
     });
   }
@@ -159,43 +159,28 @@ describe('planInstall', () => {
     expect(objectsOf(planSample(NS, own), 'RoleBinding')).toHaveLength(2);
   });
 
-  it('grants namespaced permissions in the operator namespace and in each target namespace', () => {
-    const steps = planSample(NS, multi);
-    const roles = objectsOf(steps, 'Role');
-    expect(roles.map((r) => r.metadata.namespace).sort()).toEqual([
-      NS,
-      NS,
-      'team-a',
-      'team-a',
-      'team-b',
-      'team-b',
-    ]);
-    const bindings = objectsOf(steps, 'RoleBinding');
+  it('grants namespaced permissions in the operator namespace only, whatever the targets (copies are the CSV controller’s)', () => {
+    const rbac = (targets: OperatorGroupTargets) =>
+      planSample(NS, targets)
+        .filter((s) => ['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'].includes(s.resource.kind))
+        .map((s) => stepObject(s));
+    for (const targets of [single, multi, all]) expect(rbac(targets)).toEqual(rbac(own));
+    const bindings = objectsOf(planSample(NS, multi), 'RoleBinding');
     for (const b of bindings) {
-      // The operator's accounts live in its own namespace, whichever namespace the grant is in.
+      expect(b.metadata.namespace).toBe(NS);
+      expect(b.metadata.labels?.['olm.copiedFrom']).toBeUndefined();
       expect((b.subjects as { namespace: string }[])[0]?.namespace).toBe(NS);
       expect((b.roleRef as { name: string }).name).toBe(b.metadata.name);
     }
   });
 
-  it('marks RBAC in other namespaces as copied from the operator namespace', () => {
-    const roles = objectsOf(planSample(NS, single), 'Role');
-    const copied = roles.filter((r) => r.metadata.namespace === 'team-a');
-    const home = roles.filter((r) => r.metadata.namespace === NS);
-    expect(copied.every((r) => r.metadata.labels?.['olm.copiedFrom'] === NS)).toBe(true);
-    expect(home.every((r) => r.metadata.labels?.['olm.copiedFrom'] === undefined)).toBe(true);
-  });
-
-  it('lifts namespaced permissions to ClusterRoles with namespace read access for AllNamespaces', () => {
+  it('lifts no permissions for AllNamespaces: the CSV controller does, next to the Roles the plan keeps', () => {
     const steps = planSample(NS, all);
-    expect(objectsOf(steps, 'Role')).toEqual([]);
-    expect(objectsOf(steps, 'RoleBinding')).toEqual([]);
+    expect(objectsOf(steps, 'Role').map((r) => r.metadata.namespace)).toEqual([NS, NS]);
     const clusterRoles = objectsOf(steps, 'ClusterRole');
-    // two lifted permissions and one clusterPermission
-    expect(clusterRoles).toHaveLength(3);
-    const lifted = clusterRoles.filter((r) =>
-      (r.rules as { resources?: string[] }[]).some((rule) => rule.resources?.includes('namespaces')),
-    );
+    // one clusterPermission
+    expect(clusterRoles).toHaveLength(1);
+    const lifted = csvObjectsFor(steps, all).rbac.filter((r) => r.kind === 'ClusterRole');
     expect(lifted.map((r) => r.metadata.name.startsWith(`${BundleName}-sample-`))).toEqual([true, true]);
   });
 
@@ -235,10 +220,14 @@ describe('planInstall', () => {
   });
 
   it('gives generated RBAC deterministic names within 63 characters that differ between namespaces of install', () => {
-    const names = (ns: string) =>
-      planSample(ns, { operatorGroup: 'og', namespaces: [''] })
-        .filter((s) => s.resource.kind === 'ClusterRole')
-        .map((s) => s.resource.name);
+    const all = { operatorGroup: 'og', namespaces: [''] };
+    const names = (ns: string) => {
+      const steps = planSample(ns, all);
+      return [
+        ...steps.filter((s) => s.resource.kind === 'ClusterRole').map((s) => s.resource.name),
+        ...csvObjectsFor(steps, all).rbac.map((r) => r.metadata.name),
+      ];
+    };
     expect(names('a')).toEqual(names('a'));
     expect(names('a')).not.toEqual(names('b'));
     for (const n of names('a')) expect(n.length).toBeLessThanOrEqual(63);

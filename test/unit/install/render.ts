@@ -7,11 +7,12 @@ import type { V1Deployment } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
 import type { ClusterServiceVersion } from '../../../src/apis/operators.js';
 import {
+  type CSVObjects,
+  desiredCSVObjects,
   type InstallStep,
   type OperatorGroupTargets,
   ownInstallSteps,
   planInstall,
-  renderDeployments,
   stepObject,
   stepPhase,
 } from '../../../src/install/index.js';
@@ -38,7 +39,11 @@ export function liveCSV(steps: InstallStep[]): ClusterServiceVersion {
   return { ...csv, metadata: { ...csv.metadata, uid: CSVUid } };
 }
 
-export function renderInstall(title: string, steps: InstallStep[], deployments: V1Deployment[]): string {
+/**
+ * The plan's steps, then what the CSV controller applies once the CSV exists: the RBAC the
+ * targets add, the OperatorCondition and the Deployments.
+ */
+export function renderInstall(title: string, steps: InstallStep[], objects: CSVObjects): string {
   const owned = ownInstallSteps(steps, {
     name: steps[0]?.resolving ?? '',
     namespace: liveCSV(steps).metadata.namespace ?? '',
@@ -51,14 +56,23 @@ export function renderInstall(title: string, steps: InstallStep[], deployments: 
       `---\n# step ${i + 1} (${stepPhase(s)}): ${s.resource.kind}/${s.resource.name}${where}\n${stringify(stepObject(s))}`,
     );
   });
-  for (const d of deployments) {
-    parts.push(`---\n# Deployment/${d.metadata?.name} (rendered by the CSV controller)\n${stringify(d)}`);
+  const csvController = [...objects.rbac, ...objects.operatorCondition, ...objects.deployments];
+  for (const o of csvController) {
+    const where = o.metadata?.namespace ? ` in ${o.metadata.namespace}` : '';
+    parts.push(
+      `---\n# ${o.kind}/${o.metadata?.name}${where} (applied by the CSV controller)\n${stringify(o)}`,
+    );
   }
   return parts.join('');
 }
 
 export function deploymentsFor(steps: InstallStep[], targets: OperatorGroupTargets): V1Deployment[] {
-  const r = renderDeployments({ csv: liveCSV(steps), targets });
+  return csvObjectsFor(steps, targets).deployments;
+}
+
+/** What the CSV controller applies for the plan's CSV. */
+export function csvObjectsFor(steps: InstallStep[], targets: OperatorGroupTargets): CSVObjects {
+  const r = desiredCSVObjects({ csv: liveCSV(steps), targets });
   if (!r.ok) throw new Error(`render failed: ${JSON.stringify(r.errors)}`);
   return r.value;
 }
