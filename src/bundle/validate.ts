@@ -13,7 +13,7 @@ import {
   MaxManifestBytes,
 } from '../apis/bundle.js';
 import { type Property, PropertyType } from '../apis/fbc.js';
-import { parseRange, parseVersion } from '../catalog/version.js';
+import { parseRange, parseVersion } from '../olm/version.js';
 import type { Problem } from '../util/result.js';
 import { unknownSchemaKeywords } from './crd-schema.js';
 import {

@@ -18,7 +18,7 @@
 import type { BundleDoc, ChannelEntry, DeclarativeConfig } from '../apis/fbc.js';
 import { canReach, channelHeads } from './graph.js';
 import { versionOf } from './publish.js';
-import { parseRange } from './version.js';
+import { parseRange } from '../olm/version.js';
 
 export const ChangeKind = {
   PackageAdded: 'PackageAdded',

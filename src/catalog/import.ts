@@ -54,7 +54,7 @@ import type { WorkRequest, WorkResponse } from './import-worker.js';
 import { mapConcurrently } from './load.js';
 import { setOrigin } from './origin.js';
 import { objectName, validateCatalog } from './validate.js';
-import { compareVersions, parseVersion } from './version.js';
+import { compareVersions, parseVersion } from '../olm/version.js';
 
 export interface ImportOptions {
   onProgress?: (done: number, total: number) => void;

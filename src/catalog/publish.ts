@@ -34,7 +34,7 @@ import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { originOf, setOrigin } from './origin.js';
 import { Archetype, Archetypes } from './semver-template.js';
 import { objectName, validateCatalog } from './validate.js';
-import { compareVersions, parseVersion, type Version } from './version.js';
+import { compareVersions, parseVersion, type Version, versionCore } from '../olm/version.js';
 
 export interface PublishInput {
   doc: BundleDoc;
@@ -106,14 +106,14 @@ export function publishBundle(
   let replaced: string | undefined;
   const slots = new Map<string, number>();
   const clash = out.bundles.find(
-    (b) => b.package === pkg && (b.name === doc.name || versionOf(b) === parsed.version),
+    (b) => b.package === pkg && (b.name === doc.name || versionOf(b) === versionCore(parsed)),
   );
   if (clash) {
     if (!opts.replace) {
       const what =
         clash.name === doc.name
           ? `bundle ${doc.name}`
-          : `version ${parsed.version} (as bundle ${clash.name})`;
+          : `version ${versionCore(parsed)} (as bundle ${clash.name})`;
       return fail([
         {
           object: objectName.package(pkg),
@@ -195,7 +195,7 @@ export function publishBundle(
     config: out,
     package: pkg,
     bundle: doc.name,
-    version: parsed.version,
+    version: versionCore(parsed),
     channels: placed,
     ...(replaced ? { replaced } : {}),
     packageCreated,
@@ -242,7 +242,7 @@ function semverEntry(
   if (newest && compareVersions(newest.version, v) >= 0) {
     problems.push({
       object: objectName.channel(ch.package, ch.name),
-      message: `${name} (${v.version}) is not newer than ${newest.name} (${newest.version.version}); without spec.replaces or spec.skips in its CSV it can only be added as the newest version of a channel`,
+      message: `${name} (${versionCore(v)}) is not newer than ${newest.name} (${versionCore(newest.version)}); without spec.replaces or spec.skips in its CSV it can only be added as the newest version of a channel`,
     });
     return undefined;
   }

@@ -24,7 +24,7 @@
 import { type ChannelDoc, type ChannelEntry, Schema } from '../apis/fbc.js';
 import { isObject } from '../bundle/yaml.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
-import { compareVersions, parseVersion, type Version } from './version.js';
+import { compareVersions, parseVersion, type Version, versionCore } from '../olm/version.js';
 
 export const Archetype = {
   Candidate: 'candidate',
@@ -192,7 +192,7 @@ export function generateSemverChannels(
         continue;
       }
       names.add(b.name);
-      const core = v.version; // node-semver's .version leaves out build metadata
+      const core = versionCore(v);
       const clash = withoutBuild.get(core);
       if (clash) {
         err(

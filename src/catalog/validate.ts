@@ -31,7 +31,7 @@ import type { Problem } from '../util/result.js';
 import { checkChannelGraph } from './graph.js';
 import { hasStringData } from './payloads.js';
 import { fileOf } from './origin.js';
-import { parseRange, parseVersion } from './version.js';
+import { parseRange, parseVersion, versionCore } from '../olm/version.js';
 
 export interface CatalogValidation {
   errors: Problem[];
@@ -330,7 +330,7 @@ function checkBundleProperties(b: BundleDoc, pkg: string, error: Say): string | 
     error(`properties[${i}].value.version`, `"${String(value.version)}" is not a semver version`);
     return undefined;
   }
-  return parseVersion(value.version)!.version;
+  return versionCore(parseVersion(value.version)!);
 }
 
 export function hasProperty(b: BundleDoc, type: string): boolean {

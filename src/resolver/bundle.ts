@@ -14,7 +14,7 @@ import {
 } from './constraint.js';
 import { type BundleInfo, type BundleProblem, type GVK, gvkKey, type Requirement } from './model.js';
 import { decode } from './values.js';
-import { parseVersion } from './version.js';
+import { parseVersion } from '../olm/version.js';
 
 export interface BundleSource {
   name: string;
@@ -118,7 +118,7 @@ class Bundle implements BundleInfo {
         message: `is ${this.declaredPackage} but the bundle is in package ${this.package}`,
       });
     }
-    const version = parseVersion(this.versionText);
+    const version = parseVersion(this.versionText) ?? null;
     if (this.versionText === '')
       problems.push({ field: 'properties.olm.package.version', message: 'is missing' });
     else if (!version) {

@@ -10,7 +10,7 @@ import { readBundle } from './bundle.js';
 import { analyzeChannel, type ChannelGraph } from './channel.js';
 import { type BundleInfo, type CatalogInfo, type Entry, entryId, type LookupHint } from './model.js';
 import type { Catalog } from './types.js';
-import { parseRange } from './version.js';
+import { parseRange } from '../olm/version.js';
 
 export interface PackageInfo {
   name: string;
@@ -107,11 +107,12 @@ function build(catalog: Catalog): CatalogIndex {
         const bundle = bundles.get(name) ?? missingBundle(name, p.name);
         const e = toEntry(info, graph, name, rank, bundle, graph.name === p.defaultChannel);
         const skipRange = graph.entries.get(name)?.skipRange;
-        if (skipRange && !e.skipRange) {
+        const refused = skipRange && !e.skipRange ? parseRange(skipRange) : undefined;
+        if (refused && !refused.ok) {
           problems.push({
             object: `olm.channel ${graph.name}`,
             field: `entries[${name}].skipRange`,
-            message: `${JSON.stringify(skipRange)} is not a semver range; ignoring it`,
+            message: `${refused.message}; ignoring it`,
           });
         }
         entries.push(e);
@@ -150,7 +151,8 @@ export function toEntry(
   isDefaultChannel: boolean,
 ): Entry {
   const ce = graph.entries.get(name);
-  const skipRange = ce?.skipRange ? parseRange(ce.skipRange) : null;
+  const parsed = ce?.skipRange ? parseRange(ce.skipRange) : undefined;
+  const skipRange = parsed?.ok ? parsed.range : null;
   return {
     id: entryId(info.key, graph.name, name),
     bundle,

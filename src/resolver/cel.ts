@@ -8,14 +8,14 @@
 import { Environment } from '@marcbachmann/cel-js';
 import type { Property } from '../apis/fbc.js';
 import { decode } from './values.js';
-import { parseTolerant } from './version.js';
+import { compareVersions, parseTolerant } from '../olm/version.js';
 
 function semverCompare(a: unknown, b: unknown): bigint {
   const va = parseTolerant(String(a));
   if (!va) throw new Error(`unable to parse '${String(a)}' to semver format`);
   const vb = parseTolerant(String(b));
   if (!vb) throw new Error(`unable to parse '${String(b)}' to semver format`);
-  return BigInt(va.compare(vb));
+  return BigInt(compareVersions(va, vb));
 }
 
 const env = new Environment({ homogeneousAggregateLiterals: false })

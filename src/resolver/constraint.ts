@@ -17,7 +17,7 @@ import {
   type Predicate,
   providesGVK,
 } from './predicates.js';
-import { parseRange } from './version.js';
+import { parseRange } from '../olm/version.js';
 
 export interface Compiled {
   test: Predicate<BundleInfo>;
@@ -61,8 +61,8 @@ export function packageRequirement(v: unknown): Compiled {
   }
   const range = parseRange(rangeText);
   const wants = `package ${name} in range ${rangeText}`;
-  if (!range) return broken(wants, `versionRange ${JSON.stringify(rangeText)} is not a semver range`);
-  return { test: and(inPackage(name), inSemverRange(range)), hint: { kind: 'package', name }, wants };
+  if (!range.ok) return broken(wants, `versionRange ${JSON.stringify(rangeText)} is not a semver range`);
+  return { test: and(inPackage(name), inSemverRange(range.range)), hint: { kind: 'package', name }, wants };
 }
 
 export function labelRequirement(v: unknown): Compiled {

@@ -2,10 +2,9 @@
  * The resolver's internal view of catalog content: bundles with their properties read once,
  * and channel entries (a bundle as offered by one channel of one catalog) as the unit of choice.
  */
-import type { SemVer } from 'semver';
 import type { ChannelEntry, Property } from '../apis/fbc.js';
 import type { CatalogKey } from './types.js';
-import type { VersionRange } from './version.js';
+import type { Range, Version } from '../olm/version.js';
 
 export interface GVK {
   group: string;
@@ -52,7 +51,7 @@ export interface BundleInfo {
   readonly name: string;
   readonly package: string;
   readonly versionText: string;
-  readonly version: SemVer | null;
+  readonly version: Version | null;
   readonly image: string;
   readonly properties: readonly Property[];
   readonly provides: readonly GVK[];
@@ -85,7 +84,7 @@ export interface Entry {
   rank: number;
   replaces: string | null;
   skips: string[];
-  skipRange: VersionRange | null;
+  skipRange: Range | null;
   installed: boolean;
   /**
    * A `startingCSV` that its channel skips: a Subscription may install it, but it is on no

@@ -3,9 +3,8 @@
  * (the shape of operator-controller's catalogmetadata/filter). Each predicate is a function; the
  * requirement it came from carries the words that explain it.
  */
-import type { SemVer } from 'semver';
+import { compareVersions, inRange, type Range, type Version } from '../olm/version.js';
 import type { BundleInfo, Entry, GVK } from './model.js';
-import { inRange, type VersionRange } from './version.js';
 
 export type Predicate<T> = (x: T) => boolean;
 
@@ -35,7 +34,7 @@ export const inPackage =
     b.package === name;
 
 export const inSemverRange =
-  (range: VersionRange): Predicate<BundleInfo> =>
+  (range: Range): Predicate<BundleInfo> =>
   (b) =>
     b.version !== null && inRange(b.version, range);
 
@@ -66,7 +65,7 @@ export const bundleNamed =
  * installed version (OLM's replaces/skips/skipRange edges).
  */
 export const successorOf =
-  (installed: { name: string; version: SemVer | null }): Predicate<Entry> =>
+  (installed: { name: string; version: Version | null }): Predicate<Entry> =>
   (e) =>
     e.replaces === installed.name ||
     e.skips.includes(installed.name) ||
@@ -74,9 +73,9 @@ export const successorOf =
 
 /** Strictly newer than `version`: staying put is a separate choice, and a downgrade is never one. */
 export const newerThan =
-  (version: SemVer | null): Predicate<Entry> =>
+  (version: Version | null): Predicate<Entry> =>
   (e) =>
-    version === null || (e.bundle.version !== null && e.bundle.version.compare(version) > 0);
+    version === null || (e.bundle.version !== null && compareVersions(e.bundle.version, version) > 0);
 
 export const onBundle =
   (p: Predicate<BundleInfo>): Predicate<Entry> =>

@@ -23,7 +23,7 @@ import {
   type SubscriptionReport,
   SubscriptionState,
 } from './types.js';
-import { compareNewestFirst } from './version.js';
+import { compareNewestFirst } from '../olm/version.js';
 
 export const DEFAULT_MAX_STEPS = 200_000;
 

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compareVersions } from '../../../src/catalog/version.js';
+import { compareVersions } from '../../../src/olm/version.js';
 import { snapshot } from '../catalog/snapshot.js';
 import { bosun, json, repo, workdir } from './run-bosun.js';
 

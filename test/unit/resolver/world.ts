@@ -5,7 +5,6 @@
  * and a brute-force search that says whether any valid plan exists.
  */
 import fc from 'fast-check';
-import semver from 'semver';
 import type { Property } from '../../../src/apis/fbc.js';
 import type {
   Catalog,
@@ -18,7 +17,7 @@ import { type BundleSpec, catalog, installed, type PackageSpec } from './build.j
 
 export const GVKS = ['g/v1/A', 'g/v1/B', 'g/v1/C'] as const;
 export const PACKAGES = ['p0', 'p1', 'p2', 'p3'] as const;
-const RANGES = ['>=1.0.0', '>=2.0.0', '<2.0.0', '1.0.0', '>=1.0.0 <3.0.0'] as const;
+const RANGES = ['>=1.0.0', '>=2.0.0', '<2.0.0', '1.0.0', '>=1.0.0 <3.0.0', '>=1.0.0 !=2.0.0'] as const;
 
 interface VersionSpec {
   provides: string[];
@@ -227,14 +226,31 @@ const gvkOf = (v: unknown) => {
 };
 const provided = (b: Bundle) => b.properties.filter((p) => p.type === 'olm.gvk').map((p) => gvkOf(p.value));
 
+// Generated versions are `N.0.0`; the oracle reads them, and the ranges generated above, by
+// itself, so that it shares no assumption with the resolver's range library.
+function major(version: string): number {
+  const m = /^(\d+)\.0\.0$/.exec(version);
+  if (!m) throw new Error(`the oracle only reads generated versions like 2.0.0, not ${version}`);
+  return Number(m[1]);
+}
+
+/** Comparators separated by spaces are ANDed; a bare version means exactly that version. */
+function inGeneratedRange(version: string, range: string): boolean {
+  const v = major(version);
+  return range.split(' ').every((c) => {
+    const m = /^(>=|<|!=|)(\d+\.0\.0)$/.exec(c);
+    if (!m) throw new Error(`the oracle only reads generated ranges, not ${range}`);
+    const n = major(m[2]!);
+    return m[1] === '>=' ? v >= n : m[1] === '<' ? v < n : m[1] === '!=' ? v !== n : v === n;
+  });
+}
+
 /** Does `b` meet requirement property `p`? Written from the spec, not from the resolver. */
 function meets(b: Bundle, p: Property): boolean {
   if (p.type === 'olm.gvk.required') return provided(b).includes(gvkOf(p.value));
   if (p.type === 'olm.package.required') {
     const v = p.value as { packageName: string; versionRange: string };
-    return (
-      b.package === v.packageName && semver.satisfies(b.version, v.versionRange, { includePrerelease: true })
-    );
+    return b.package === v.packageName && inGeneratedRange(b.version, v.versionRange);
   }
   return true;
 }
@@ -295,11 +311,10 @@ function allowedFor(input: ResolutionInput, all: Offer[], s: SubscriptionInput):
   if (inst) {
     return inChannel.filter(
       (o) =>
-        semver.gt(o.bundle.version, inst.version) &&
+        major(o.bundle.version) > major(inst.version) &&
         (o.replaces === inst.name ||
           o.skips.includes(inst.name) ||
-          (o.skipRange !== undefined &&
-            semver.satisfies(inst.version, o.skipRange, { includePrerelease: true }))),
+          (o.skipRange !== undefined && inGeneratedRange(inst.version, o.skipRange))),
     );
   }
   return inChannel;
@@ -324,7 +339,7 @@ export function planProblem(input: ResolutionInput, steps: InstallStep[]): strin
     if (before?.fixed) return `${st.bundle} changes ${before.bundle.name}, which no Subscription references`;
     if ((before?.bundle.name ?? null) !== st.replaces)
       return `${st.bundle}: replaces ${st.replaces}, installed ${before?.bundle.name}`;
-    if (before && !semver.gt(st.version, before.bundle.version))
+    if (before && major(st.version) <= major(before.bundle.version))
       return `${st.bundle} is a downgrade from ${before.bundle.name}`;
     const offer = all.find(
       (o) =>
