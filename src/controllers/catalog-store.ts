@@ -5,9 +5,10 @@
  * changes; writing the same content or health again is silent, so a poll that finds nothing new
  * does not make every Subscription in the cluster resolve again.
  */
+import { objectKey } from '../kube/cache.js';
 import type { CatalogHealth, CatalogRef, CatalogSnapshot, CatalogStore } from './context.js';
 
-const keyOf = (ref: CatalogRef): string => `${ref.namespace}/${ref.name}`;
+const refKey = (ref: CatalogRef): string => objectKey(ref.namespace, ref.name);
 
 export class MemoryCatalogStore implements CatalogStore {
   private readonly snapshots = new Map<string, CatalogSnapshot>();
@@ -26,11 +27,11 @@ export class MemoryCatalogStore implements CatalogStore {
   ) {}
 
   get(ref: CatalogRef): CatalogSnapshot | undefined {
-    return this.snapshots.get(keyOf(ref));
+    return this.snapshots.get(refKey(ref));
   }
 
   health(ref: CatalogRef): CatalogHealth | undefined {
-    return this.healths.get(keyOf(ref));
+    return this.healths.get(refKey(ref));
   }
 
   visibleFrom(namespace: string): CatalogSnapshot[] {
@@ -39,11 +40,11 @@ export class MemoryCatalogStore implements CatalogStore {
       if (s.ref.namespace === namespace || s.ref.namespace === this.globalNamespace) out.push(s);
     }
     // A stable order keeps resolution inputs (and so their results) independent of insertion order.
-    return out.sort((a, b) => keyOf(a.ref).localeCompare(keyOf(b.ref)));
+    return out.sort((a, b) => refKey(a.ref).localeCompare(refKey(b.ref)));
   }
 
   findBundle(ref: CatalogRef, bundleName: string): CatalogSnapshot['config']['bundles'][number] | undefined {
-    const key = keyOf(ref);
+    const key = refKey(ref);
     const snapshot = this.snapshots.get(key);
     if (!snapshot) return undefined;
     let index = this.bundleIndex.get(key);
@@ -60,7 +61,7 @@ export class MemoryCatalogStore implements CatalogStore {
   }
 
   set(snapshot: CatalogSnapshot): void {
-    const key = keyOf(snapshot.ref);
+    const key = refKey(snapshot.ref);
     const previous = this.snapshots.get(key);
     this.snapshots.set(key, snapshot);
     this.bundleIndex.delete(key);
@@ -71,14 +72,14 @@ export class MemoryCatalogStore implements CatalogStore {
   }
 
   setHealth(health: CatalogHealth): void {
-    const key = keyOf(health.ref);
+    const key = refKey(health.ref);
     const previous = this.healths.get(key);
     this.healths.set(key, health);
     if (previous?.healthy !== health.healthy || previous.message !== health.message) this.notify(health.ref);
   }
 
   delete(ref: CatalogRef): void {
-    const key = keyOf(ref);
+    const key = refKey(ref);
     const payloadFile = this.snapshots.get(key)?.payloadFile;
     const had = this.snapshots.delete(key) || this.healths.has(key);
     if (payloadFile) this.release(payloadFile);

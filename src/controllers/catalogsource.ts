@@ -10,7 +10,7 @@
  */
 import { type CatalogSource, DefaultRegistryPollInterval, SourceType } from '../apis/operators.js';
 import { objectPath } from '../kube/client.js';
-import { splitKey } from '../kube/cache.js';
+import { objectKey, splitKey } from '../kube/cache.js';
 import { formatTime, statusChanged } from '../kube/conditions.js';
 import { formatApiError, isNotFound, parseApiError } from '../kube/errors.js';
 import { Builtin } from '../kube/resources.js';
@@ -50,22 +50,18 @@ export const catalogSourceController: Controller = {
   kind: 'CatalogSource',
   watch(ctx, enqueue) {
     ctx.informers.catalogSources.on({
-      add: (cs) => enqueue(keyOf(cs)),
+      add: (cs) => enqueue(objectKey(cs)),
       // Status writes (our own) do not change the generation; only spec changes need a new fetch.
       update: (old, cs) => {
-        if (old.metadata.generation !== cs.metadata.generation) enqueue(keyOf(cs));
+        if (old.metadata.generation !== cs.metadata.generation) enqueue(objectKey(cs));
       },
-      delete: (cs) => enqueue(keyOf(cs)),
+      delete: (cs) => enqueue(objectKey(cs)),
     });
   },
   reconcile(ctx) {
     return async (key) => reconcileCatalogSource(ctx, key);
   },
 };
-
-function keyOf(cs: CatalogSource): string {
-  return `${cs.metadata.namespace}/${cs.metadata.name}`;
-}
 
 async function reconcileCatalogSource(
   ctx: ControllerContext,

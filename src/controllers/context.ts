@@ -1,6 +1,6 @@
 /**
  * What every reconciler is given: clients, informer caches, the in-memory catalog store, logging,
- * metrics and the clock. The manager (src/controllers/manager.ts) builds one ControllerContext
+ * metrics and the clock. The manager (src/manager/manager.ts) builds one ControllerContext
  * and registers each Controller against it; controllers talk to each other only through API
  * objects (a Subscription creates an InstallPlan, an InstallPlan creates a CSV, ...).
  */
@@ -21,6 +21,7 @@ import type { Clock } from '../kube/clock.js';
 import type { EventRecorder } from '../kube/events.js';
 import type { Informer } from '../kube/informer.js';
 import type { SchemaSource } from '../kube/schemas.js';
+import type { Metrics } from '../server/metrics.js';
 import type { Reconcile } from '../kube/workqueue.js';
 import type { CatalogSpool } from './catalog-spool.js';
 
@@ -108,17 +109,6 @@ export interface Informers {
   deployments: Informer<Deployment>;
   crds: Informer<CustomResourceDefinition>;
   namespaces: Informer<Namespace>;
-}
-
-export interface Metrics {
-  /** Counts one finished reconcile of `controller` with its outcome. */
-  reconciled(
-    controller: string,
-    outcome: 'success' | 'requeue' | 'retry' | 'terminal',
-    seconds: number,
-  ): void;
-  /** Records how long one namespace's resolution took. */
-  resolution(seconds: number): void;
 }
 
 /**

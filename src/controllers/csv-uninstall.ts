@@ -10,12 +10,11 @@
 import type { KubeObject } from '../apis/meta.js';
 import { InstallPlanPhase, Resources } from '../apis/operators.js';
 import { anyCSVOwnerSelector, CopiedFromLabel, csvOwnerOf, ownerSelector } from '../install/ownership.js';
+import { objectKey } from '../kube/cache.js';
 import { collectionPath, objectPath } from '../kube/client.js';
 import type { ControllerContext } from './context.js';
 import { resetOrphanedConversions, ServingClusterResources } from './csv-serving.js';
 import { deleteByLabel, exists, Rbac } from './objects.js';
-
-const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
 
 /**
  * After a CSV is gone: delete the webhook configurations, APIServices, cluster-scoped RBAC and
@@ -75,7 +74,7 @@ export async function sweepOrphans(ctx: ControllerContext, enqueue: (key: string
       for (const item of list.items ?? []) {
         const owner = csvOwnerOf(item.metadata?.labels);
         if (owner === undefined) continue;
-        const key = keyOf(owner.namespace, owner.name);
+        const key = objectKey(owner.namespace, owner.name);
         if (ctx.informers.csvs.get(key) === undefined) enqueue(key);
       }
     }

@@ -21,7 +21,7 @@ import { type OperatorGroupTargets, operatorGroupAnnotations } from '../install/
 import { csvOwnerOf } from '../install/ownership.js';
 import type { RbacRef } from '../install/rbac.js';
 import { isEmptySelector } from '../install/selector.js';
-import { splitKey } from '../kube/cache.js';
+import { objectKey, splitKey } from '../kube/cache.js';
 import { objectPath } from '../kube/client.js';
 import { formatTime, statusChanged } from '../kube/conditions.js';
 import type { Controller, ControllerContext } from './context.js';
@@ -46,20 +46,18 @@ const maxHistory = 20;
 /** ServiceAccounts have no informer: poll while one is missing. */
 const missingServiceAccountRetryMs = 2_000;
 
-const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
-
 export const csvController: Controller = {
   name: 'csv',
   kind: Resources.ClusterServiceVersion.kind,
   watch(ctx, enqueue) {
     const { informers } = ctx;
     const csvsIn = (ns: string | undefined) => {
-      for (const c of informers.csvs.list(ns)) enqueue(keyOf(ns, c.metadata.name));
+      for (const c of informers.csvs.list(ns)) enqueue(objectKey(ns, c.metadata.name));
     };
     const onCSV = (c: ClusterServiceVersion) => {
-      enqueue(keyOf(c.metadata.namespace, c.metadata.name));
+      enqueue(objectKey(c.metadata.namespace, c.metadata.name));
       // The CSV this one replaces follows its successor's progress (Replacing → Deleting).
-      if (c.spec.replaces) enqueue(keyOf(c.metadata.namespace, c.spec.replaces));
+      if (c.spec.replaces) enqueue(objectKey(c.metadata.namespace, c.spec.replaces));
     };
     informers.csvs.on({ add: onCSV, update: (_, c) => onCSV(c), delete: onCSV });
     informers.deployments.on({
@@ -80,18 +78,20 @@ export const csvController: Controller = {
     informers.namespaces.on({ add: onNamespace, update: onNamespace, delete: onNamespace });
     const onCrd = () => {
       for (const c of informers.csvs.list()) {
-        if (c.status?.phase !== CSVPhase.Succeeded) enqueue(keyOf(c.metadata.namespace, c.metadata.name));
+        if (c.status?.phase !== CSVPhase.Succeeded) enqueue(objectKey(c.metadata.namespace, c.metadata.name));
       }
     };
     informers.crds.on({ add: onCrd, update: onCrd, delete: onCrd });
     const onSubscription = (s: Subscription) => {
       for (const name of [s.status?.installedCSV, s.status?.currentCSV]) {
-        if (name) enqueue(keyOf(s.metadata.namespace, name));
+        if (name) enqueue(objectKey(s.metadata.namespace, name));
       }
     };
     informers.subscriptions.on({ add: onSubscription, update: (_, s) => onSubscription(s) });
     // The OperatorCondition is named after its CSV.
-    informers.operatorConditions.on({ delete: (c) => enqueue(keyOf(c.metadata.namespace, c.metadata.name)) });
+    informers.operatorConditions.on({
+      delete: (c) => enqueue(objectKey(c.metadata.namespace, c.metadata.name)),
+    });
     void sweepOrphans(ctx, enqueue);
   },
   reconcile: (ctx) => async (key) => {
@@ -108,7 +108,7 @@ export const csvController: Controller = {
 
 function enqueueOwner(d: { metadata?: { labels?: Record<string, string> } }, enqueue: (k: string) => void) {
   const owner = csvOwnerOf(d.metadata?.labels);
-  if (owner) enqueue(keyOf(owner.namespace, owner.name));
+  if (owner) enqueue(objectKey(owner.namespace, owner.name));
 }
 
 async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) {
@@ -154,7 +154,7 @@ async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) 
   }
   const deployments = desired?.value.deployments ?? [];
   const live = deployments
-    .map((d) => informers.deployments.get(keyOf(namespace, d.metadata?.name)))
+    .map((d) => informers.deployments.get(objectKey(namespace, d.metadata?.name)))
     .filter((d) => d !== undefined) as unknown as V1Deployment[];
 
   const served =
@@ -218,7 +218,9 @@ async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) 
 const installedPhases: ReadonlySet<string> = new Set([CSVPhase.Installing, CSVPhase.Succeeded]);
 
 function hasOperatorCondition(ctx: ControllerContext, csv: ClusterServiceVersion): boolean {
-  return ctx.informers.operatorConditions.get(keyOf(csv.metadata.namespace, csv.metadata.name)) !== undefined;
+  return (
+    ctx.informers.operatorConditions.get(objectKey(csv.metadata.namespace, csv.metadata.name)) !== undefined
+  );
 }
 
 /** The Subscription that installed this CSV, whose `spec.config` shapes its Deployments. */

@@ -11,6 +11,7 @@
 import { InstallPlanConditionReason, InstallPlanConditionType } from '../apis/conditions.js';
 import type { InstallPlan, InstallPlanCondition, InstallPlanStatus, Step } from '../apis/operators.js';
 import { InstallPlanPhase, Resources, StepStatus } from '../apis/operators.js';
+import { objectKey } from '../kube/cache.js';
 import { isEstablished, isRefusedForGood, notEstablishedReason } from '../kube/crds.js';
 import { formatTime, statusChanged } from '../kube/conditions.js';
 import { formatApiError, isPermanentRejection, parseApiError } from '../kube/errors.js';
@@ -39,7 +40,6 @@ const ipApiVersion = `${Resources.InstallPlan.group}/${Resources.InstallPlan.ver
 const establishPollMs = 500;
 const catalogWaitMs = 5_000;
 
-const keyOf = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
 const finished = (ip: InstallPlan) =>
   ip.status?.phase === InstallPlanPhase.Complete || ip.status?.phase === InstallPlanPhase.Failed;
 
@@ -50,10 +50,10 @@ export const installPlanController: Controller = {
     const { informers } = ctx;
     const unfinishedIn = (ns?: string) => {
       for (const ip of informers.installPlans.list(ns)) {
-        if (!finished(ip)) enqueue(keyOf(ip.metadata.namespace, ip.metadata.name));
+        if (!finished(ip)) enqueue(objectKey(ip.metadata.namespace, ip.metadata.name));
       }
     };
-    const onPlan = (ip: InstallPlan) => enqueue(keyOf(ip.metadata.namespace, ip.metadata.name));
+    const onPlan = (ip: InstallPlan) => enqueue(objectKey(ip.metadata.namespace, ip.metadata.name));
     informers.installPlans.on({ add: onPlan, update: (_, ip) => onPlan(ip) });
     // The OperatorGroup scopes the RBAC a plan lists; catalogs hold the bundles; CRDs being
     // Established lets a waiting plan go on.
@@ -240,7 +240,7 @@ function ownByExistingCSVs(ctx: ControllerContext, namespace: string, steps: Ins
   let out = steps;
   for (const step of steps) {
     if (step.resource.kind !== Resources.ClusterServiceVersion.kind) continue;
-    const csv = ctx.informers.csvs.get(keyOf(namespace, step.resource.name));
+    const csv = ctx.informers.csvs.get(objectKey(namespace, step.resource.name));
     if (csv?.metadata.uid)
       out = ownStepsOf(out, { name: step.resource.name, namespace, uid: csv.metadata.uid });
   }

@@ -7,11 +7,11 @@
 import type { Condition, Time } from '../apis/meta.js';
 import type { ConditionOverride, OperatorCondition } from '../apis/operators.js';
 import { Resources } from '../apis/operators.js';
+import { objectKey } from '../kube/cache.js';
 import { formatTime, statusChanged } from '../kube/conditions.js';
 import type { Controller } from './context.js';
 
 const apiVersion = `${Resources.OperatorCondition.group}/${Resources.OperatorCondition.version}`;
-const keyOf = (c: OperatorCondition) => `${c.metadata.namespace ?? ''}/${c.metadata.name ?? ''}`;
 
 /**
  * The operator's conditions with the overrides put in their place (or appended). An override
@@ -44,8 +44,8 @@ export const operatorConditionController: Controller = {
   kind: Resources.OperatorCondition.kind,
   watch(ctx, enqueue) {
     ctx.informers.operatorConditions.on({
-      add: (c) => enqueue(keyOf(c)),
-      update: (_, c) => enqueue(keyOf(c)),
+      add: (c) => enqueue(objectKey(c)),
+      update: (_, c) => enqueue(objectKey(c)),
     });
   },
   reconcile: (ctx) => async (key) => {

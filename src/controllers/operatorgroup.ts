@@ -18,6 +18,7 @@ import {
 import { isEmptySelector } from '../install/selector.js';
 import { OperatorGroupConditionReason, OperatorGroupConditionType } from '../apis/conditions.js';
 import { ConditionStatus } from '../apis/meta.js';
+import { objectKey } from '../kube/cache.js';
 import { formatTime, removeCondition, setCondition, statusChanged } from '../kube/conditions.js';
 import { objectPath } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
@@ -26,7 +27,6 @@ import type { Controller, ControllerContext } from './context.js';
 import { mergePatch } from './objects.js';
 
 const ogApiVersion = `${Resources.OperatorGroup.group}/${Resources.OperatorGroup.version}`;
-const keyOf = (og: OperatorGroup) => `${og.metadata.namespace ?? ''}/${og.metadata.name ?? ''}`;
 
 /**
  * The status to write, or undefined when the stored one is current. `lastUpdated` moves only when
@@ -77,14 +77,14 @@ export const operatorGroupController: Controller = {
     const { informers } = ctx;
     // A group appearing or going changes whether its neighbours are alone in their namespace.
     const neighbours = (og: OperatorGroup) => {
-      for (const g of informers.operatorGroups.list(og.metadata.namespace)) enqueue(keyOf(g));
+      for (const g of informers.operatorGroups.list(og.metadata.namespace)) enqueue(objectKey(g));
     };
     informers.operatorGroups.on({
       add: neighbours,
-      update: (_, og) => enqueue(keyOf(og)),
+      update: (_, og) => enqueue(objectKey(og)),
       // The group's own key too: its namespaces lose its label.
       delete: (og) => {
-        enqueue(keyOf(og));
+        enqueue(objectKey(og));
         neighbours(og);
       },
     });
@@ -93,8 +93,8 @@ export const operatorGroupController: Controller = {
     const onNamespace = (ns: { metadata?: { name?: string } }) => {
       for (const og of informers.operatorGroups.list()) {
         if (!isEmptySelector(og.spec?.selector) && (og.spec?.targetNamespaces ?? []).length === 0)
-          enqueue(keyOf(og));
-        else if (og.status?.namespaces?.includes(ns.metadata?.name ?? '')) enqueue(keyOf(og));
+          enqueue(objectKey(og));
+        else if (og.status?.namespaces?.includes(ns.metadata?.name ?? '')) enqueue(objectKey(og));
       }
     };
     informers.namespaces.on({ add: onNamespace, update: (_, ns) => onNamespace(ns), delete: onNamespace });

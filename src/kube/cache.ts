@@ -9,11 +9,18 @@ import type { KubeObject } from '../apis/meta.js';
 export type Notification<T> =
   { type: 'add'; object: T } | { type: 'update'; old: T; object: T } | { type: 'delete'; object: T };
 
-/** `namespace/name`, or `name` for cluster-scoped objects. */
-export function objectKey(obj: KubeObject): string {
-  const name = obj.metadata?.name ?? '';
-  const ns = obj.metadata?.namespace;
-  return ns ? `${ns}/${name}` : name;
+/**
+ * `namespace/name`, or `name` for cluster-scoped objects: the key of an informer's cache and of
+ * a controller's work queue, for an object or for its namespace and name.
+ */
+export function objectKey(obj: KubeObject): string;
+export function objectKey(namespace: string | undefined, name: string | undefined): string;
+export function objectKey(objOrNamespace: KubeObject | string | undefined, name?: string): string {
+  const [ns, n] =
+    typeof objOrNamespace === 'object'
+      ? [objOrNamespace.metadata?.namespace, objOrNamespace.metadata?.name]
+      : [objOrNamespace, name];
+  return ns ? `${ns}/${n ?? ''}` : (n ?? '');
 }
 
 /** Splits a key made by `objectKey`. */

@@ -1,4 +1,4 @@
-import { DefaultGlobalNamespace, DefaultMetricsAddress } from '../../controllers/defaults.js';
+import { DefaultGlobalNamespace, DefaultMetricsAddress } from '../../manager/defaults.js';
 import type { Logger } from 'pino';
 import { UserError } from '../../util/errors.js';
 import { createLogger, defaultLogFormat, type LogFormat, LogLevels } from '../../util/log.js';
@@ -76,7 +76,7 @@ const runCommand: Command = {
   },
   run: async ({ values, ctx }) => {
     const logger = managerLogger(values, ctx);
-    const { startManager } = await import('../../controllers/manager.js');
+    const { startManager } = await import('../../manager/manager.js');
     const manager = await startManager({
       kubeconfig: str(values, 'kubeconfig'),
       env: ctx.env,

@@ -147,7 +147,7 @@ export const startCommand: Command = {
     const catalogDir = str(values, 'catalog') ?? join(repoRoot, 'catalogs');
     // Check the catalog before anything starts, so a broken one is the first thing said.
     await catalogConfigMapData(catalogDir);
-    const { startManager } = await import('../../controllers/manager.js');
+    const { startManager } = await import('../../manager/manager.js');
     const manager = await startManager({
       kubeconfig,
       env: ctx.env,

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Condition } from '../../../src/apis/meta.js';
 import type { CatalogSource } from '../../../src/apis/operators.js';
 import { catalogSourceController } from '../../../src/controllers/catalogsource.js';
-import type { RunningManager } from '../../../src/controllers/manager.js';
+import type { RunningManager } from '../../../src/manager/manager.js';
 import { eventually, freshNamespace } from '../support.js';
 import { testCatalogDocs, testCatalogJson } from './fixtures.js';
 import {

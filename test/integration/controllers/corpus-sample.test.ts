@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BundleDoc, DeclarativeConfig } from '../../../src/apis/fbc.js';
 import type { CatalogSource, InstallPlan } from '../../../src/apis/operators.js';
 import { importOperatorsDir } from '../../../src/catalog/import.js';
-import type { RunningManager } from '../../../src/controllers/manager.js';
-import { DefaultGlobalNamespace } from '../../../src/controllers/defaults.js';
+import type { RunningManager } from '../../../src/manager/manager.js';
+import { DefaultGlobalNamespace } from '../../../src/manager/defaults.js';
 import {
   catalogReady,
   type Outcome,

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Builtin } from '../../../src/kube/resources.js';
 import type { ClusterServiceVersion, InstallPlan, Subscription } from '../../../src/apis/operators.js';
 import type { Deployment } from '../../../src/controllers/context.js';
-import type { RunningManager } from '../../../src/controllers/manager.js';
+import type { RunningManager } from '../../../src/manager/manager.js';
 import { eventually, freshNamespace } from '../support.js';
 import { TestOperator, testCatalogSnapshot } from './install-harness.js';
 import {

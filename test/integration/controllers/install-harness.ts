@@ -31,7 +31,7 @@ import { csvController } from '../../../src/controllers/csv.js';
 import { installPlanController } from '../../../src/controllers/installplan.js';
 import { operatorConditionController } from '../../../src/controllers/operatorcondition.js';
 import { operatorGroupController } from '../../../src/controllers/operatorgroup.js';
-import { startManager } from '../../../src/controllers/manager.js';
+import { startManager } from '../../../src/manager/manager.js';
 import { Applier } from '../../../src/kube/apply.js';
 import { collectionPath, KubeClient, objectPath } from '../../../src/kube/client.js';
 import { loadKubeConfig } from '../../../src/kube/config.js';

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import type { CatalogSource, OperatorGroup, Subscription } from '../../../src/apis/operators.js';
 import { applyDefaults } from '../../../src/cli/commands/start.js';
-import { type RunningManager, startManager } from '../../../src/controllers/manager.js';
+import { type RunningManager, startManager } from '../../../src/manager/manager.js';
 import { eventually, freshNamespace } from '../support.js';
 import { testCatalogJson } from './fixtures.js';
 import { ConfigMapResource, catalogSource, create, get, Resources, subscription } from './support.js';

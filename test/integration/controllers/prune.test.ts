@@ -18,7 +18,7 @@ import type { KubeObject } from '../../../src/apis/meta.js';
 import type { ClusterServiceVersion, InstallPlan, Subscription } from '../../../src/apis/operators.js';
 import { channelHeads } from '../../../src/catalog/graph.js';
 import { importOperatorsDir, importPackageDir } from '../../../src/catalog/import.js';
-import type { RunningManager } from '../../../src/controllers/manager.js';
+import type { RunningManager } from '../../../src/manager/manager.js';
 import { renderDeployments } from '../../../src/install/deployments.js';
 import { kindInfo } from '../../../src/install/kinds.js';
 import { applyPatchBody, FieldManager } from '../../../src/kube/apply.js';

@@ -30,7 +30,7 @@ import {
   SubscriptionState,
 } from '../../../src/apis/operators.js';
 import { type Deployment, InstallPlanSubscriptionLabel } from '../../../src/controllers/context.js';
-import { type RunningManager, startManager } from '../../../src/controllers/manager.js';
+import { type RunningManager, startManager } from '../../../src/manager/manager.js';
 import { generatedSubscriptionName } from '../../../src/controllers/subscription-plan.js';
 import { eventually, freshNamespace, kubeConfig, openWatch } from '../support.js';
 import { failedReconcileLogger, inline } from './install-harness.js';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InstallPlan, Subscription, SubscriptionCondition } from '../../../src/apis/operators.js';
 import { catalogSourceController } from '../../../src/controllers/catalogsource.js';
-import type { RunningManager } from '../../../src/controllers/manager.js';
+import type { RunningManager } from '../../../src/manager/manager.js';
 import { subscriptionController } from '../../../src/controllers/subscription.js';
 import { generatedSubscriptionName } from '../../../src/controllers/subscription-plan.js';
 import { eventually, freshNamespace } from '../support.js';

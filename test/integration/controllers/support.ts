@@ -8,7 +8,7 @@ import type { KubeObject, ResourceType } from '../../../src/apis/meta.js';
 import { type CatalogSource, Resources, type Subscription } from '../../../src/apis/operators.js';
 import { KubeClient, collectionPath, objectPath } from '../../../src/kube/client.js';
 import type { Controller } from '../../../src/controllers/context.js';
-import { type RunningManager, startManager } from '../../../src/controllers/manager.js';
+import { type RunningManager, startManager } from '../../../src/manager/manager.js';
 import { isNotFound } from '../../../src/kube/errors.js';
 import { kubeConfig } from '../support.js';
 

@@ -23,7 +23,7 @@ import type { KubeObject } from '../../../src/apis/meta.js';
 import type { ClusterServiceVersion, OperatorGroup } from '../../../src/apis/operators.js';
 import { channelHeads } from '../../../src/catalog/graph.js';
 import { importPackageDir } from '../../../src/catalog/import.js';
-import type { RunningManager } from '../../../src/controllers/manager.js';
+import type { RunningManager } from '../../../src/manager/manager.js';
 import { collectionPath, type KubeClient, objectPath } from '../../../src/kube/client.js';
 import { isNotFound } from '../../../src/kube/errors.js';
 import { eventually, freshNamespace } from '../support.js';

@@ -20,6 +20,7 @@ describe('object keys', () => {
     [obj('a', '1', null), 'a'],
   ])('keys %j as %s and splits it back', (o, key) => {
     expect(objectKey(o)).toBe(key);
+    expect(objectKey(o.metadata?.namespace, o.metadata?.name)).toBe(key);
     expect(splitKey(key)).toEqual({ namespace: o.metadata?.namespace, name: 'a' });
   });
 });

@@ -35,9 +35,9 @@ import { createMetrics } from '../server/metrics.js';
 import { UserError } from '../util/errors.js';
 import { formatProblem } from '../util/result.js';
 import { parseYamlOne } from '../bundle/yaml.js';
-import { slimCRD, slimCSV, slimInstallPlan, withoutBookkeeping } from './cache-transforms.js';
-import { MemoryCatalogStore } from './catalog-store.js';
-import { catalogSourceController } from './catalogsource.js';
+import { slimCRD, slimCSV, slimInstallPlan, withoutBookkeeping } from '../controllers/cache-transforms.js';
+import { MemoryCatalogStore } from '../controllers/catalog-store.js';
+import { catalogSourceController } from '../controllers/catalogsource.js';
 import type {
   Controller,
   ControllerContext,
@@ -45,14 +45,14 @@ import type {
   Deployment,
   Informers,
   Namespace,
-} from './context.js';
-import { CatalogSpool } from './catalog-spool.js';
-import { csvController } from './csv.js';
+} from '../controllers/context.js';
+import { CatalogSpool } from '../controllers/catalog-spool.js';
+import { csvController } from '../controllers/csv.js';
 import { DefaultGlobalNamespace, DefaultMetricsAddress } from './defaults.js';
-import { installPlanController } from './installplan.js';
-import { operatorConditionController } from './operatorcondition.js';
-import { operatorGroupController } from './operatorgroup.js';
-import { subscriptionController } from './subscription.js';
+import { installPlanController } from '../controllers/installplan.js';
+import { operatorConditionController } from '../controllers/operatorcondition.js';
+import { operatorGroupController } from '../controllers/operatorgroup.js';
+import { subscriptionController } from '../controllers/subscription.js';
 
 export { DefaultGlobalNamespace, DefaultMetricsAddress };
 
