@@ -25,6 +25,7 @@
  * for bundle directories: there is no image to point at, and the inline objects are the bundle.
  * An image reference can be set with `imageRefTemplate` (opm's `--image-ref-template`).
  */
+import { imageReferenceError } from '../olm/image-reference.js';
 import { join } from 'node:path';
 import { type Bundle, BundleAnnotation, type KubeManifest } from '../apis/bundle.js';
 import { type BundleDoc, type Property, PropertyType, type RelatedImage, Schema } from '../apis/fbc.js';
@@ -76,6 +77,13 @@ export function bundleToDoc(bundle: Bundle, opts: RenderOptions = {}): Result<Bu
   const image = opts.imageRefTemplate
     ? expandImageTemplate(opts.imageRefTemplate, { Package: pkg, Name: name, Version: version })
     : (opts.image ?? '');
+  const invalid = invalidImageReferences(csv, image).map(({ field, message }) => ({
+    file,
+    object: describe(csv),
+    field,
+    message,
+  }));
+  if (invalid.length) return fail(invalid);
   const properties = deriveProperties(bundle, csv, pkg, version);
   const relatedImages = deriveRelatedImages(csv, image);
   const doc: BundleDoc = { schema: Schema.Bundle, name, package: pkg, image, properties };
@@ -234,6 +242,33 @@ export function csvMetadata(csv: KubeManifest): Record<string, unknown> {
   put('minKubeVersion', spec.minKubeVersion);
   put('nativeAPIs', spec.nativeAPIs);
   out.provider = rec(spec, 'provider') ?? {};
+  return out;
+}
+
+/**
+ * Every image reference that would become a related image and that opm's catalog loader would
+ * refuse: a catalog holding one cannot be served, so the bundle is refused here, by field.
+ */
+export function invalidImageReferences(
+  csv: KubeManifest,
+  bundleImage: string,
+): { field: string; message: string }[] {
+  const out: { field: string; message: string }[] = [];
+  const check = (field: string, ref: string | undefined) => {
+    const why = ref ? imageReferenceError(ref) : undefined;
+    if (why) out.push({ field, message: `"${ref}" is not a valid image reference: ${why}` });
+  };
+  (arr(csv, 'spec', 'relatedImages') ?? []).forEach((ri, i) =>
+    check(`spec.relatedImages[${i}].image`, str(ri, 'image')),
+  );
+  check('image', bundleImage);
+  (arr(csv, 'spec', 'install', 'spec', 'deployments') ?? []).forEach((d, i) => {
+    const podSpec = rec(d, 'spec', 'template', 'spec');
+    for (const kind of ['initContainers', 'containers'] as const)
+      (arr(podSpec, kind) ?? []).forEach((c, j) =>
+        check(`spec.install.spec.deployments[${i}].spec.template.spec.${kind}[${j}].image`, str(c, 'image')),
+      );
+  });
   return out;
 }
 

@@ -30,7 +30,7 @@ import {
   str,
 } from './manifest.js';
 import { dns1123LabelError, dns1123SubdomainError } from './names.js';
-import { labelOf } from './render.js';
+import { invalidImageReferences, labelOf } from './render.js';
 import { isObject } from './yaml.js';
 
 export interface Validation {
@@ -206,6 +206,7 @@ function checkCSV(bundle: Bundle, m: BundleManifest, report: Report): void {
     error('spec', 'is required');
     return;
   }
+  for (const bad of invalidImageReferences(csv, '')) error(bad.field, bad.message);
   const version = spec.version;
   if (version === undefined) error('spec.version', 'is required: the semver version of this bundle');
   else if (typeof version !== 'string') {
@@ -339,8 +340,8 @@ function checkInstall(spec: Record<string, unknown>, error: Say, warn: Say): Set
       if (!cname) error(`${cat}.name`, 'is required');
       else if (dns1123LabelError(cname)) error(`${cat}.name`, dns1123LabelError(cname)!);
       const image = str(c, 'image');
+      // A malformed reference is reported with the other image references (checkCSV).
       if (!image) error(`${cat}.image`, 'is required');
-      else if (/\s/.test(image)) error(`${cat}.image`, `"${image}" is not an image reference`);
     });
   });
   for (const key of ['permissions', 'clusterPermissions'] as const) {

@@ -32,6 +32,7 @@ import { checkChannelGraph } from './graph.js';
 import { hasStringData } from './payloads.js';
 import { fileOf } from './origin.js';
 import { parseRange, parseVersion, versionCore } from '../olm/version.js';
+import { imageReferenceError } from '../olm/image-reference.js';
 
 export interface CatalogValidation {
   errors: Problem[];
@@ -140,6 +141,7 @@ export function validateCatalog(cfg: DeclarativeConfig): CatalogValidation {
     else if (b.image === '' && !hasProperty(b, PropertyType.BundleObject)) {
       error('image', 'a bundle needs an image or its manifests as olm.bundle.object properties');
     }
+    checkImageReferences(b, error);
   }
 
   // Channel contents and graphs.
@@ -400,4 +402,17 @@ function checkDeprecations(
       refs.add(key);
     });
   }
+}
+
+/** The bundle image and related images, each a reference opm's loader can parse (empty is not checked). */
+function checkImageReferences(b: BundleDoc, error: (field: string, message: string) => void): void {
+  const check = (field: string, ref: unknown) => {
+    if (typeof ref !== 'string' || ref === '') return;
+    const why = imageReferenceError(ref);
+    if (why) error(field, `"${ref}" is not a valid image reference: ${why}`);
+  };
+  check('image', b.image);
+  const related: unknown = b.relatedImages;
+  if (Array.isArray(related))
+    related.forEach((r, i) => check(`relatedImages[${i}].image`, isObject(r) ? r.image : undefined));
 }

@@ -86,6 +86,23 @@ describe('validateBundle', () => {
       { field: 'spec.install.spec.deployments[0].spec.template.spec.containers[0].image' },
     ],
     [
+      'a container image that is not a valid reference',
+      (b) =>
+        (csvOf(b).spec.install.spec.deployments[0].spec.template.spec.containers[0].image = 'quay.io/op:v1 '),
+      {
+        field: 'spec.install.spec.deployments[0].spec.template.spec.containers[0].image',
+        message: '"quay.io/op:v1 " is not a valid image reference: invalid reference format',
+      },
+    ],
+    [
+      'a related image that is not a valid reference',
+      (b) => (csvOf(b).spec.relatedImages = [{ name: 'op', image: `quay.io/op@sha256:${'a'.repeat(63)}` }]),
+      {
+        field: 'spec.relatedImages[0].image',
+        message: expect.stringContaining('invalid checksum digest length'),
+      },
+    ],
+    [
       'a selector the pods do not match',
       (b) => (csvOf(b).spec.install.spec.deployments[0].spec.template.metadata.labels = { app: 'other' }),
       { field: 'spec.install.spec.deployments[0].spec.template.metadata.labels' },

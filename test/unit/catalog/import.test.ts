@@ -83,14 +83,16 @@ if (!haveCorpus) {
 
 describe.skipIf(!haveCorpus)('importing the OperatorHub 2021 corpus (BOSUN_CORPUS_DIR)', () => {
   it(
-    'imports all 193 packages and 1008 bundles; only hive-operator’s two missing heads are errors',
+    'imports all 193 packages and 1006 of 1008 bundles; hive-operator’s missing heads and strimzi’s malformed image references are the only errors',
     {
       timeout: 600_000,
     },
     async () => {
       const r = await importOperatorsDir(corpus!);
       expect(r.packages).toBe(193);
-      expect(r.bundles).toBe(1008);
+      // strimzi 0.20.0 and 0.20.1 relate a reference opm cannot parse, so they (and the channel
+      // whose head is 0.20.1) are left out, with errors naming the field.
+      expect(r.bundles).toBe(1006);
       expect(r.errors).toEqual([
         expect.objectContaining({
           object: 'package hive-operator',
@@ -104,9 +106,24 @@ describe.skipIf(!haveCorpus)('importing the OperatorHub 2021 corpus (BOSUN_CORPU
           field: 'channels[2].currentCSV',
           message: expect.stringContaining('hive-operator.v1.0.5 is not a CSV of package hive-operator'),
         }),
+        ...['0.20.0', '0.20.1'].map((v) =>
+          expect.objectContaining({
+            object: `ClusterServiceVersion/strimzi-cluster-operator.v${v}`,
+            field: 'spec.relatedImages[0].image',
+            message: expect.stringContaining('@@sha256:'),
+          }),
+        ),
+        expect.objectContaining({
+          object: 'package strimzi-kafka-operator',
+          field: 'channels[2].currentCSV',
+          message: expect.stringContaining('channel strimzi-0.20.x was left out'),
+        }),
       ]);
       expect(r.errors[0]!.file).toMatch(/hive-operator\/hive\.package\.yaml$/);
-      expect(r.results.filter((p) => p.errors.length).map((p) => p.name)).toEqual(['hive-operator']);
+      expect(r.results.filter((p) => p.errors.length).map((p) => p.name)).toEqual([
+        'hive-operator',
+        'strimzi-kafka-operator',
+      ]);
       expect(validateCatalog(r.config)).toEqual({ errors: [], warnings: [] });
     },
   );

@@ -161,6 +161,28 @@ describe('validateCatalog: the rules opm validate applies', () => {
         ),
       { message: 'package etcd has more than one olm.deprecations document' },
     ],
+    [
+      'a bundle image that is not a valid reference',
+      (c) => (c.bundles[0]!.image = 'quay.io/Org/etcd:v1'),
+      {
+        object: 'bundle etcd.v1.0.0',
+        field: 'image',
+        message: expect.stringContaining('repository name (Org/etcd) must be lowercase'),
+      },
+    ],
+    [
+      'a related image that is not a valid reference (the corpus strimzi 0.20.0 has this one)',
+      (c) =>
+        (c.bundles[1]!.relatedImages = [
+          { name: 'ok', image: 'quay.io/etcd/etcd:v1' },
+          { name: '', image: `docker.io/strimzi/operator@@sha256:${'a'.repeat(64)}` },
+        ]),
+      {
+        object: 'bundle etcd.v1.1.0',
+        field: 'relatedImages[1].image',
+        message: expect.stringContaining('invalid reference format'),
+      },
+    ],
   ])('reports %s', (_, mutate, want) => {
     const cfg = valid();
     mutate(cfg);

@@ -2,7 +2,7 @@
  * `bosun resolve` and `bosun explain`, run in-process on real FBC catalog directories and
  * Subscription files (test/fixtures/resolver), from a temporary working directory.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -135,6 +135,20 @@ describe('bosun resolve', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
       `error: ${join(dir, 'installed.yaml')}: [1].name: etcd.v9 is not a bundle of catalog community\n`,
+    );
+  });
+
+  it('refuses a catalog the manager (and opm) would refuse, naming the file, object and field', async () => {
+    const catalog = join(dir, 'catalog');
+    await mkdir(catalog);
+    const etcd = await readFile(join(fixtures, 'catalogs/community/etcd.yaml'), 'utf8');
+    const [first, ...rest] = etcd.split(/^image: .*$/m);
+    await writeFile(join(catalog, 'etcd.yaml'), [first, 'image: quay.io/coreos/Etcd:v1', ...rest].join(''));
+    const r = await bosun('resolve', `--catalog=${catalog}`, subscription('etcd'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`catalog catalog (${catalog}) does not load:`);
+    expect(r.stderr).toMatch(
+      /etcd\.yaml: bundle \S+: image: "quay.io\/coreos\/Etcd:v1" is not a valid image reference/,
     );
   });
 

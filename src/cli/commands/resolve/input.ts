@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { basename, resolve as resolvePath } from 'node:path';
 import { type DeclarativeConfig, type PackageProperty, PropertyType } from '../../../apis/fbc.js';
 import { loadCatalog } from '../../../catalog/load.js';
+import { validateCatalog } from '../../../catalog/validate.js';
 import type {
   Catalog,
   InstalledOperator,
@@ -72,9 +73,12 @@ export async function readInput(flags: InputFlags, cwd: string): Promise<Resolut
   const catalogs: Catalog[] = [];
   for (const c of catalogArgs) {
     const loaded = await loadCatalog(c.dir);
-    if (!loaded.ok) {
-      const shown = loaded.errors.slice(0, 20).map(formatProblem);
-      const more = loaded.errors.length > 20 ? `\n  ... and ${loaded.errors.length - 20} more` : '';
+    // The manager refuses a catalog that does not validate, and so does opm's loader; resolving
+    // one offline would answer for a catalog no cluster can serve.
+    const errors = loaded.ok ? validateCatalog(loaded.value).errors : loaded.errors;
+    if (!loaded.ok || errors.length > 0) {
+      const shown = errors.slice(0, 20).map(formatProblem);
+      const more = errors.length > 20 ? `\n  ... and ${errors.length - 20} more` : '';
       throw new UserError(`catalog ${c.name} (${c.dir}) does not load:\n  ${shown.join('\n  ')}${more}`);
     }
     catalogs.push({
