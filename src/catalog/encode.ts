@@ -7,6 +7,7 @@
 import type { DeclarativeConfig } from '../apis/fbc.js';
 import { toYaml } from '../bundle/yaml.js';
 import { isBase64Alphabet } from '../util/base64.js';
+import { isStoredPayload, withPayloads } from './payloads.js';
 
 export const CatalogFormat = {
   YAML: 'yaml',
@@ -60,7 +61,12 @@ export function documentsByPackage(cfg: DeclarativeConfig): Map<string, Doc[]> {
   return out;
 }
 
+/**
+ * Encodes documents whose bundle objects hold their text (see readPayloads); a StoredPayload
+ * still in one is a bug of the caller.
+ */
 export function encodeDocuments(docs: Doc[], format: CatalogFormat): string {
+  for (const d of docs) assertNoStoredPayloads(d);
   if (format === CatalogFormat.YAML) return docs.map((d) => `---\n${yamlWithPayloads(d)}`).join('');
   return docs.map((d) => `${JSON.stringify(orderTopLevel(d), null, 4)}\n`).join('');
 }
@@ -99,8 +105,21 @@ function yamlWithPayloads(doc: Doc): string {
   return swapped === payloads.length ? out : toYaml(doc);
 }
 
-export function encodeConfig(cfg: DeclarativeConfig, format: CatalogFormat): string {
-  return encodeDocuments([...documentsByPackage(cfg).values()].flat(), format);
+/** Encodes a whole catalog, reading its stored bundle objects (one document at a time). */
+export async function encodeConfig(cfg: DeclarativeConfig, format: CatalogFormat): Promise<string> {
+  const out: string[] = [];
+  for (const doc of [...documentsByPackage(cfg).values()].flat())
+    out.push(encodeDocuments([await withPayloads(doc)], format));
+  return out.join('');
+}
+
+function assertNoStoredPayloads(doc: Doc): void {
+  if (doc.schema !== 'olm.bundle' || !Array.isArray(doc.properties)) return;
+  for (const p of doc.properties as { value?: { data?: unknown } }[]) {
+    if (isStoredPayload(p?.value?.data)) {
+      throw new Error(`bundle ${String(doc.name)}: a stored bundle object must be read before it is encoded`);
+    }
+  }
 }
 
 /** opm's struct field order for the top level of each schema; unknown keys follow, sorted. */

@@ -1,13 +1,13 @@
 /**
  * A worker thread for load.ts's parseFileParts: reads one catalog file, lifts its payloads and
- * parses the rest, byte range by byte range (the parts of a spooled catalog).
- * The lifted payloads are read from the file later; the bytes and the parser's garbage go away
- * with the worker. Messages in: `{ id, file, parts }`; out: `{ id, parts }` (or `{ id, error }`).
+ * parses the rest, byte range by byte range (the parts of a spooled catalog). Bundle objects'
+ * manifests stay in the file as StoredPayloads, other lifted values get their text back here;
+ * the bytes and the parser's garbage go away with the worker. Messages in: `{ id, file, parts }`; out: `{ id, parts }` (or `{ id, error }`).
  */
-import { readFile } from 'node:fs/promises';
 import { parentPort } from 'node:worker_threads';
+import type { Problem } from '../util/result.js';
 import { serveRequests } from '../util/workers.js';
-import { liftAndParse } from './load.js';
+import { liftAndParse, readIdentified, restoreFrom } from './load.js';
 
 export interface FilePart {
   /** Names the part in messages (a ConfigMap key, a URL). */
@@ -23,19 +23,21 @@ export interface LoadRequest {
 }
 
 export interface LoadAnswer {
-  parts: ReturnType<typeof liftAndParse>[];
+  parts: ({ ok: true; docs: unknown[] } | { ok: false; problem: Problem })[];
 }
 
 if (parentPort) {
   serveRequests<LoadRequest, LoadAnswer>(parentPort, async ({ file, parts }) => {
-    let bytes: Buffer;
-    try {
-      bytes = await readFile(file);
-    } catch (err) {
-      const problem = { file, message: `cannot read: ${(err as Error).message}` };
-      return { answer: { parts: [{ ok: false, problem }] } };
-    }
-    const parsed = parts.map((p) => liftAndParse(bytes.subarray(p.base, p.base + p.length), p.name));
+    const read = await readIdentified(file);
+    if (!read.ok) return { answer: { parts: [read] } };
+    const { bytes, identity } = read;
+    const parsed = parts.map((p): LoadAnswer['parts'][number] => {
+      const part = bytes.subarray(p.base, p.base + p.length);
+      const one = liftAndParse(part, p.name);
+      if (!one.ok) return one;
+      restoreFrom(part, one, { file, identity, base: p.base });
+      return { ok: true, docs: one.docs };
+    });
     return { answer: { parts: parsed } };
   });
 }

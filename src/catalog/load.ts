@@ -7,7 +7,7 @@
  * named `*.yaml`, `*.yml` or `*.json` are read, so a README beside the catalog does not break it.
  */
 import { closeSync, fstatSync, openSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { open, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type DeclarativeConfig, emptyConfig, Schema } from '../apis/fbc.js';
 import { isObject, parseYamlStream } from '../bundle/yaml.js';
@@ -17,12 +17,10 @@ import { runInWorkers, workerStarter } from '../util/workers.js';
 import { IgnoreMatcher, IndexIgnoreFile, joinRel } from './ignore.js';
 import type { FilePart, LoadAnswer, LoadRequest } from './load-worker.js';
 import {
-  bufferSource,
   type FileIdentity,
-  fileSource,
   type Lifted,
   liftPayloads,
-  type PayloadSource,
+  type PayloadFile,
   restorePayloads,
 } from './payloads.js';
 import { setOrigin } from './origin.js';
@@ -31,7 +29,7 @@ const CATALOG_EXT = /\.(ya?ml|json)$/i;
 
 /**
  * Loads the catalog under `dir`. Errors name the file (and document) that could not be read.
- * Bundle objects' manifests are read back from their files when used (see payloads.ts).
+ * Bundle objects' manifests stay in their files, read with readPayloads when used (payloads.ts).
  */
 export async function loadCatalog(dir: string): Promise<Result<DeclarativeConfig>> {
   const problems: Problem[] = [];
@@ -63,11 +61,7 @@ export async function loadCatalog(dir: string): Promise<Result<DeclarativeConfig
       continue;
     }
     const bytes = buffer.subarray(0, identity.size);
-    addDocuments(cfg, bytes, file, problems, {
-      source: fileSource(file, identity),
-      base: 0,
-      now: bufferSource(bytes),
-    });
+    addDocuments(cfg, bytes, file, problems, { file, identity, base: 0 });
   }
   return problems.length ? fail(problems) : ok(cfg);
 }
@@ -79,7 +73,7 @@ const WORKER_THRESHOLD_BYTES = 4 * 2 ** 20;
 
 /**
  * Parses byte ranges of one file (a catalog spooled to disk by the manager) into `cfg`, with the
- * payloads read back from the file when used. Where a worker thread can run and the content is
+ * bundle objects' manifests left in the file as StoredPayloads. Where a worker thread can run and the content is
  * large, the parsing happens there: the file's bytes and the parser's garbage (several times the catalog's size) then leave
  * with the worker instead of staying in this process's heap until some later collection.
  */
@@ -89,7 +83,6 @@ export async function parseFileParts(
   cfg: DeclarativeConfig,
   problems: Problem[],
 ): Promise<void> {
-  const source = fileSource(file);
   const size = parts.reduce((n, p) => n + p.length, 0);
   if (startLoadWorker && size >= WORKER_THRESHOLD_BYTES) {
     const [answer] = await runInWorkers<LoadRequest, LoadAnswer>(
@@ -100,30 +93,50 @@ export async function parseFileParts(
     );
     answer!.parts.forEach((parsed, i) => {
       if (!parsed.ok) return problems.push(parsed.problem);
-      restorePayloads(parsed.docs, parsed.lifted, source, parts[i]!.base);
       addParsedDocuments(cfg, parsed.docs, parts[i]!.name, problems);
     });
     return;
   }
-  const bytes = await readFile(file);
+  const read = await readIdentified(file);
+  if (!read.ok) return void problems.push(read.problem);
+  const { bytes, identity } = read;
   for (const p of parts) {
-    addDocuments(cfg, bytes.subarray(p.base, p.base + p.length), p.name, problems, { source, base: p.base });
+    const part = bytes.subarray(p.base, p.base + p.length);
+    addDocuments(cfg, part, p.name, problems, { file, identity, base: p.base });
+  }
+}
+
+/** A file's bytes and its identity when they were read (see StoredPayload). */
+export async function readIdentified(
+  file: string,
+): Promise<{ ok: true; bytes: Buffer; identity: FileIdentity } | { ok: false; problem: Problem }> {
+  try {
+    const handle = await open(file, 'r');
+    try {
+      const st = await handle.stat();
+      const bytes = await handle.readFile();
+      return { ok: true, bytes, identity: { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs } };
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    return { ok: false, problem: { file, message: `cannot read: ${(err as Error).message}` } };
   }
 }
 
 /**
  * Parses one file's documents into `cfg`; used for catalogs and for `render` of single files.
- * Bytes have their inline manifests lifted out before parsing (see payloads.ts), to be read from
- * `payloads.source` (by default the bytes themselves) at `payloads.base` onwards when used.
+ * Bytes have their inline manifests lifted out before parsing (see payloads.ts); with `stored`
+ * (where the bytes are in a file that stays) bundle objects' manifests are left there.
  */
 export function addDocuments(
   cfg: DeclarativeConfig,
   input: string | Buffer,
   file: string,
   problems: Problem[],
-  payloads?: { source: PayloadSource; base: number; now?: PayloadSource },
+  stored?: PayloadFile,
 ): void {
-  const parsed = parseDocuments(input, file, payloads);
+  const parsed = parseDocuments(input, file, stored);
   if (parsed.ok) addParsedDocuments(cfg, parsed.docs, file, problems);
   else problems.push(parsed.problem);
 }
@@ -176,18 +189,21 @@ function addParsedDocuments(
 
 type Parsed = { ok: true; docs: unknown[] } | { ok: false; problem: Problem };
 
-function parseDocuments(
-  input: string | Buffer,
-  file: string,
-  payloads?: { source: PayloadSource; base: number; now?: PayloadSource },
-): Parsed {
+function parseDocuments(input: string | Buffer, file: string, stored?: PayloadFile): Parsed {
   if (typeof input === 'string') return parseText(input, file);
   const parsed = liftAndParse(input, file);
-  if (parsed.ok) {
-    const source = payloads?.source ?? bufferSource(input);
-    restorePayloads(parsed.docs, parsed.lifted, source, payloads?.base ?? 0, payloads?.now ?? source);
-  }
+  if (parsed.ok) restoreFrom(input, parsed, stored);
   return parsed;
+}
+
+/** Restores lifted values from the bytes they were lifted from (see restorePayloads). */
+export function restoreFrom(
+  bytes: Buffer,
+  parsed: { docs: unknown[]; lifted: Lifted },
+  stored?: PayloadFile,
+): void {
+  const text = (offset: number, length: number) => bytes.toString('utf8', offset, offset + length);
+  restorePayloads(parsed.docs, parsed.lifted, text, stored);
 }
 
 /** Parses a file's bytes with their payloads lifted out; the documents hold placeholders until restored. */

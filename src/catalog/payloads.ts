@@ -1,60 +1,89 @@
 /**
  * Inline manifests (`olm.bundle.object` data: base64 of each manifest) are most of a catalog's
  * bytes: 86% of the OperatorHub corpus catalog, with package icons (`base64data`) another 3%.
- * Nothing but an install ever looks inside them, so loading does not parse them at all:
+ * Nothing but an install or a write ever looks inside them, so loading does not parse them:
  *
  * 1. `liftPayloads` finds each long value of a `data` or `base64data` key in the raw bytes
  *    (with native `indexOf`, no decoding) and puts a short placeholder in its place, so the
  *    JSON or YAML parser only reads the rest.
- * 2. `restorePayloads` walks the parsed documents. A bundle object's `data` becomes a lazy
- *    property that decodes its bytes from a `PayloadSource` each time it is read; any other
- *    placeholder (an icon, or one that landed inside some other string) gets its text back.
+ * 2. `restorePayloads` walks the parsed documents. Where the catalog is a file that stays (a
+ *    directory the CLI loads, a catalog the manager spooled to disk), a bundle object's `data`
+ *    becomes a `StoredPayload`: the file, the offset and the length of its text, read with
+ *    `readPayloads` when an install or a write needs it. Every other placeholder (an icon, one
+ *    that landed inside some other string, or every one when the bytes were only in memory) gets
+ *    its text back at once.
  *
- * The documents then read exactly as if everything had been parsed. A value is lifted only where
- * that is provably so: at least `MinLength` long; in JSON a string without escapes; in YAML a
- * plain scalar alone on its line, with no byte that could end or change it, that cannot be read
- * as a number and is not continued on the next line. Anything else stays in the text and is
- * parsed as usual.
+ * A value is lifted only where that is provably the same as parsing it: at least `MinLength`
+ * long; in JSON a string without escapes; in YAML a plain scalar alone on its line, with no byte
+ * that could end or change it, that cannot be read as a number and is not continued on the next
+ * line. Anything else stays in the text and is parsed as usual.
  */
-import { closeSync, fstatSync, openSync } from 'node:fs';
-import { readFullySync } from '../util/fs.js';
+import { open } from 'node:fs/promises';
+import type { BundleDoc } from '../apis/fbc.js';
 
-/** Where a lifted value's bytes are read from when it is used. */
-export interface PayloadSource {
-  read(offset: number, length: number): string;
+/**
+ * A bundle object's text kept in a catalog file: `length` bytes at `offset` of `file`, which had
+ * `identity` when it was loaded. Plain data (it crosses from a worker thread as it is).
+ */
+export interface StoredPayload {
+  storedIn: string;
+  offset: number;
+  length: number;
+  identity: FileIdentity;
 }
 
-/** Values stay in the buffer they were read from (the CLI: a command's lifetime). */
-export function bufferSource(buf: Buffer): PayloadSource {
-  return { read: (offset, length) => buf.toString('utf8', offset, offset + length) };
+export function isStoredPayload(v: unknown): v is StoredPayload {
+  return isRecord(v) && typeof v.storedIn === 'string' && typeof v.offset === 'number';
 }
 
 /**
- * Values stay on disk (the manager: a catalog can be held for weeks, and its manifests are read
- * only when something is installed; the CLI: a catalog's files are read once into one reused
- * buffer). The file is opened per read, so replacing or removing it never leaves a stale
- * descriptor behind; a read after removal fails with the file's name. With `expect` (the file's
- * identity when it was parsed), a read from a file that has changed since fails too, rather than
- * returning bytes from the wrong place.
+ * Reads a stored payload. A file that is gone, shorter, or not the one loaded any more (another
+ * inode, size or modification time) fails the read, naming the file, rather than giving bytes
+ * from the wrong place.
  */
-export function fileSource(path: string, expect?: FileIdentity): PayloadSource {
-  return {
-    read(offset, length) {
-      const fd = openSync(path, 'r');
-      try {
-        if (expect && !sameFile(fstatSync(fd), expect)) {
-          throw new Error(`${path} has changed since the catalog was loaded; load it again`);
-        }
-        const out = Buffer.allocUnsafe(length);
-        if (!readFullySync(fd, out, length, offset)) {
-          throw new Error(`${path}: ends before the catalog value at byte ${offset}`);
-        }
-        return out.toString('utf8');
-      } finally {
-        closeSync(fd);
-      }
-    },
-  };
+export async function readStoredPayload(p: StoredPayload): Promise<string> {
+  const handle = await open(p.storedIn, 'r').catch((err: Error) => {
+    throw new Error(`${p.storedIn}: cannot read the catalog's bundle object: ${err.message}`, { cause: err });
+  });
+  try {
+    if (!sameFile(await handle.stat(), p.identity)) {
+      throw new Error(`${p.storedIn} has changed since the catalog was loaded; load it again`);
+    }
+    const out = Buffer.allocUnsafe(p.length);
+    let done = 0;
+    while (done < p.length) {
+      const { bytesRead } = await handle.read(out, done, p.length - done, p.offset + done);
+      if (bytesRead === 0)
+        throw new Error(`${p.storedIn}: ends before the catalog value at byte ${p.offset}`);
+      done += bytesRead;
+    }
+    return out.toString('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * The bundle document with every stored bundle object read: a copy when there was one to read
+ * (the loaded catalog may be shared, and stays as small as it was), else the document itself.
+ */
+export async function withPayloads<T extends BundleDoc | Record<string, unknown>>(doc: T): Promise<T> {
+  const props = (doc as { properties?: unknown }).properties;
+  if (doc.schema !== 'olm.bundle' || !Array.isArray(props)) return doc;
+  if (!props.some((p) => isRecord(p) && isRecord(p.value) && isStoredPayload(p.value.data))) return doc;
+  const properties = await Promise.all(
+    props.map(async (p: unknown) =>
+      isRecord(p) && isRecord(p.value) && isStoredPayload(p.value.data)
+        ? { ...p, value: { ...p.value, data: await readStoredPayload(p.value.data) } }
+        : p,
+    ),
+  );
+  return { ...doc, properties };
+}
+
+/** True when a bundle object holds its manifest's text, inline or stored. */
+export function hasManifestData(holder: Record<string, unknown>): boolean {
+  return typeof holder.data === 'string' || isStoredPayload(holder.data);
 }
 
 /** What tells a file's content apart from a later one's without reading it. */
@@ -231,44 +260,24 @@ function firstByte(buf: Buffer): number | undefined {
   return buf[i];
 }
 
-/** Objects whose `data` is a lazy payload, so checks can see a string is there without decoding it. */
-const lazyHolders = new WeakSet<object>();
-
-/** True when `holder.data` is a string, without decoding a lazy payload to find out. */
-export function hasStringData(holder: Record<string, unknown>): boolean {
-  return lazyHolders.has(holder) || typeof holder.data === 'string';
-}
-
-/** Makes `holder.data` read the payload from `source` on each use; assigning replaces it. */
-export function setLazyData(
-  holder: Record<string, unknown>,
-  source: PayloadSource,
-  offset: number,
-  length: number,
-): void {
-  lazyHolders.add(holder);
-  Object.defineProperty(holder, 'data', {
-    enumerable: true,
-    configurable: true,
-    get: () => source.read(offset, length),
-    set(value: unknown) {
-      lazyHolders.delete(holder);
-      Object.defineProperty(holder, 'data', { value, enumerable: true, configurable: true, writable: true });
-    },
-  });
+/** Where the bytes given to liftPayloads stay, for bundle objects to be read from later. */
+export interface PayloadFile {
+  file: string;
+  identity: FileIdentity;
+  /** The lifted bytes' offset in the file. */
+  base: number;
 }
 
 /**
- * Puts the lifted values back into `docs` (parsed from `lifted.text`): bundle objects' `data`
- * lazily from `source`, where `base` is the lifted buffer's offset in it; everything else as text,
- * read from `now` (by default `source` too).
+ * Puts the lifted values back into `docs` (parsed from `lifted.text`), in place: `text(offset,
+ * length)` gives a lifted value's text (offsets in the lifted bytes). With `stored`, bundle
+ * objects' `data` become StoredPayloads in that file instead.
  */
 export function restorePayloads(
   docs: unknown[],
   lifted: Lifted,
-  source: PayloadSource,
-  base = 0,
-  now: PayloadSource = source,
+  text: (offset: number, length: number) => string,
+  stored?: PayloadFile,
 ): void {
   const { nonce, offsets, lengths } = lifted;
   if (offsets.length === 0) return;
@@ -278,8 +287,7 @@ export function restorePayloads(
     return Number.isInteger(i) && i >= 0 && i < offsets.length ? i : undefined;
   };
   let restored = 0;
-  // Values put back as text right away (icons, stray placeholders) are read from `now`.
-  const text = (i: number) => now.read(base + offsets[i]!, lengths[i]!);
+  const textOf = (i: number) => text(offsets[i]!, lengths[i]!);
   for (const doc of docs) {
     if (!isRecord(doc)) continue;
     if (doc.schema === 'olm.bundle' && Array.isArray(doc.properties)) {
@@ -287,13 +295,24 @@ export function restorePayloads(
         if (!isRecord(p) || p.type !== 'olm.bundle.object' || !isRecord(p.value)) continue;
         const i = indexOf(p.value.data);
         if (i === undefined) continue;
-        setLazyData(p.value, source, base + offsets[i]!, lengths[i]!);
+        p.value.data = stored
+          ? ({
+              storedIn: stored.file,
+              offset: stored.base + offsets[i]!,
+              length: lengths[i]!,
+              identity: {
+                ino: stored.identity.ino,
+                size: stored.identity.size,
+                mtimeMs: stored.identity.mtimeMs,
+              },
+            } satisfies StoredPayload)
+          : textOf(i);
         restored++;
       }
     } else if (doc.schema === 'olm.package' && isRecord(doc.icon)) {
       const i = indexOf(doc.icon.base64data);
       if (i !== undefined) {
-        doc.icon.base64data = text(i);
+        doc.icon.base64data = textOf(i);
         restored++;
       }
     }
@@ -303,14 +322,14 @@ export function restorePayloads(
   if (restored < offsets.length) {
     const pattern = new RegExp(`${nonce}(\\d+)x`, 'g');
     const put = (s: string) =>
-      s.replace(pattern, (m, i: string) => (Number(i) < offsets.length ? text(Number(i)) : m));
+      s.replace(pattern, (m, i: string) => (Number(i) < offsets.length ? textOf(Number(i)) : m));
     const walk = (v: unknown): unknown => {
       if (typeof v === 'string') return v.includes(nonce) ? put(v) : v;
+      if (isStoredPayload(v)) return v;
       if (Array.isArray(v)) {
         for (let i = 0; i < v.length; i++) v[i] = walk(v[i]);
       } else if (isRecord(v)) {
         for (const k of Object.keys(v)) {
-          if (lazyHolders.has(v) && k === 'data') continue;
           const value = walk(v[k]);
           if (k.includes(nonce)) {
             delete v[k];

@@ -29,7 +29,7 @@ import { checkConstraint } from '../bundle/validate.js';
 import { isObject } from '../bundle/yaml.js';
 import type { Problem } from '../util/result.js';
 import { checkChannelGraph } from './graph.js';
-import { hasStringData } from './payloads.js';
+import { hasManifestData } from './payloads.js';
 import { fileOf } from './origin.js';
 import { parseRange, parseVersion, versionCore } from '../olm/version.js';
 import { imageReferenceError } from '../olm/image-reference.js';
@@ -301,7 +301,7 @@ function checkBundleProperties(b: BundleDoc, pkg: string, error: Say): string | 
         }
         break;
       case PropertyType.BundleObject:
-        if (!isObject(v) || (!hasStringData(v) && typeof v.ref !== 'string')) {
+        if (!isObject(v) || (!hasManifestData(v) && typeof v.ref !== 'string')) {
           error(`${at}.value`, 'an olm.bundle.object value needs data (base64) or ref');
         }
         break;

@@ -15,17 +15,23 @@ import type { DeclarativeConfig } from '../apis/fbc.js';
 import type { Problem } from '../util/result.js';
 import { type CatalogFormat, catalogFileName, documentsByPackage, encodeDocuments } from './encode.js';
 import { fileOf } from './origin.js';
+import { withPayloads } from './payloads.js';
 
-/** The catalog's files as they should be: path relative to the catalog root → content. */
-export function renderCatalogFiles(
+/**
+ * The catalog's files as they should be: path relative to the catalog root → content. Stored
+ * bundle objects are read one package at a time, so only one package's manifests are in memory
+ * beside the catalog.
+ */
+export async function renderCatalogFiles(
   cfg: DeclarativeConfig,
   format: CatalogFormat,
   only?: ReadonlySet<string>,
-): Map<string, string> {
+): Promise<Map<string, string>> {
   const files = new Map<string, string>();
   for (const [pkg, docs] of documentsByPackage(cfg)) {
     if (only && !only.has(pkg)) continue;
-    files.set(join(pkg, catalogFileName(format)), encodeDocuments(docs, format));
+    const read = await Promise.all(docs.map((d) => withPayloads(d)));
+    files.set(join(pkg, catalogFileName(format)), encodeDocuments(read, format));
   }
   return files;
 }
@@ -108,7 +114,7 @@ export async function writeCatalog(
   cfg: DeclarativeConfig,
   opts: { format: CatalogFormat; packages?: ReadonlySet<string>; remove?: string[]; fs?: CommitFs },
 ): Promise<string[]> {
-  const files = renderCatalogFiles(cfg, opts.format, opts.packages);
+  const files = await renderCatalogFiles(cfg, opts.format, opts.packages);
   const changes: FileChange[] = [...files].map(([path, content]) => ({ path, content }));
   for (const r of opts.remove ?? []) if (!files.has(r)) changes.push({ path: r, content: null });
   await commitFiles(root, changes, opts.fs);

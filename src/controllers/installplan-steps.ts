@@ -96,7 +96,7 @@ export function installTargets(
  */
 const bundles = bundleDecoder({ capacity: 32 });
 
-export function planSteps(ctx: ControllerContext, ip: InstallPlan): PlannedSteps {
+export async function planSteps(ctx: ControllerContext, ip: InstallPlan): Promise<PlannedSteps> {
   const namespace = ip.metadata.namespace ?? '';
   const targets = installTargets(
     ctx.informers.operatorGroups.list(namespace),
@@ -111,7 +111,7 @@ export function planSteps(ctx: ControllerContext, ip: InstallPlan): PlannedSteps
   for (const csvName of ip.spec.clusterServiceVersionNames) {
     const located = locateBundle(ctx.catalogs, ip, csvName);
     if (located.kind !== 'found') return located;
-    const decoded = bundles.decode(located.bundle);
+    const decoded = await bundles.decode(located.bundle);
     if (!decoded.ok) return { kind: 'failed', message: decoded.errors.map(formatProblem).join('; ') };
     // `spec.replaces` is kept only when the CSV it names is installed here (an upgrade).
     const replaces = decoded.value.csv.spec.replaces;

@@ -66,7 +66,7 @@ export const installPlanController: Controller = {
     const ip = ctx.informers.installPlans.get(key);
     if (ip === undefined || ip.metadata.deletionTimestamp || finished(ip)) return;
 
-    const planned = planSteps(ctx, ip);
+    const planned = await planSteps(ctx, ip);
     if (planned.kind === 'wait') {
       await writeStatus(ctx, ip, {
         phase: ip.status?.phase || InstallPlanPhase.Planning,

@@ -30,6 +30,7 @@ import {
 } from './kinds.js';
 import { isBase64Alphabet } from '../util/base64.js';
 import { parseYamlStream } from '../bundle/yaml.js';
+import { isStoredPayload, withPayloads } from '../catalog/payloads.js';
 
 /** One object of a bundle other than its CSV. */
 export interface BundleObject {
@@ -100,15 +101,17 @@ export function decodeBundle(doc: BundleDoc): Result<InstallableBundle> {
 
 /** Decodes catalog bundles, each content once. */
 export interface BundleDecoder {
-  decode(doc: BundleDoc): Result<InstallableBundle>;
+  decode(doc: BundleDoc): Promise<Result<InstallableBundle>>;
 }
 
 /**
  * Decoding a big bundle (parsing every manifest, converting removed API versions) takes up to a
  * second, and an InstallPlan is planned again on every reconcile. The decoder keeps the latest
  * `capacity` outcomes, failures included, keyed by a digest of everything decoding reads, so a
- * catalog that changes a bundle's content under the same name has it decoded again. What it
- * returns is shared between callers and must not be modified.
+ * catalog that changes a bundle's content under the same name has it decoded again. Manifests
+ * stored in a catalog file are read (asynchronously) only when the bundle is decoded; a stored
+ * manifest's digest is its place in the file and the file's identity, so a cache hit reads
+ * nothing. What it returns is shared between callers and must not be modified.
  */
 export function bundleDecoder(
   opts: { capacity?: number; decode?: (doc: BundleDoc) => Result<InstallableBundle> } = {},
@@ -117,7 +120,7 @@ export function bundleDecoder(
   const decode = opts.decode ?? decodeBundle;
   const cache = new Map<string, Result<InstallableBundle>>();
   return {
-    decode(doc) {
+    async decode(doc) {
       const key = bundleDigest(doc);
       const hit = cache.get(key);
       if (hit !== undefined) {
@@ -126,7 +129,7 @@ export function bundleDecoder(
         cache.set(key, hit);
         return hit;
       }
-      const decoded = decode(doc);
+      const decoded = decode(await withPayloads(doc));
       cache.set(key, decoded);
       if (cache.size > capacity) cache.delete(cache.keys().next().value as string);
       return decoded;
@@ -134,7 +137,10 @@ export function bundleDecoder(
   };
 }
 
-/** A digest of what decoding a bundle reads: its name, package, image and every property. */
+/**
+ * A digest of what decoding a bundle reads: its name, package, image and every property (a stored
+ * manifest by where it is stored, in a file that must not have changed since).
+ */
 export function bundleDigest(doc: BundleDoc): string {
   const hash = createHash('sha256');
   hash.update(JSON.stringify([doc.name, doc.package, doc.image]));
@@ -262,6 +268,8 @@ function decodeBundleObject(
 ): Result<RawManifest> {
   const value = p.value as unknown;
   const data = isRecord(value) ? value.data : undefined;
+  if (isStoredPayload(data))
+    throw new Error(`${object}: ${at} is stored in ${data.storedIn} and was not read`);
   if (typeof data !== 'string') {
     const ref = isRecord(value) && typeof value.ref === 'string';
     return fail([

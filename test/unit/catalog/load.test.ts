@@ -1,7 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { emptyConfig } from '../../../src/apis/fbc.js';
+import { type BundleDoc, emptyConfig } from '../../../src/apis/fbc.js';
+import { withPayloads } from '../../../src/catalog/payloads.js';
 import { IgnoreMatcher } from '../../../src/catalog/ignore.js';
 import { parseJsonStream } from '../../../src/bundle/json-stream.js';
 import { addDocuments, loadCatalog } from '../../../src/catalog/load.js';
@@ -65,8 +66,12 @@ describe('loadCatalog and inline manifests', () => {
         `- type: olm.package\n  value:\n    packageName: ${name}\n    version: 1.0.0\n` +
         `- type: olm.bundle.object\n  value:\n    data: ${data}\n`,
     ].join('');
-  const dataOf = (b: { properties: { type: string; value: unknown }[] }) =>
-    (b.properties.find((p) => p.type === 'olm.bundle.object')!.value as { data: string }).data;
+  const dataOf = async (b: BundleDoc) =>
+    (
+      (await withPayloads(b)).properties.find((p) => p.type === 'olm.bundle.object')!.value as {
+        data: string;
+      }
+    ).data;
 
   it('reads each file’s manifests back from that file when they are used', async () => {
     const dir = await tempDir('bosun-load-');
@@ -75,7 +80,7 @@ describe('loadCatalog and inline manifests', () => {
     await writeFile(join(dir, 'b.yaml'), catalog('beta'));
     const r = await loadCatalog(dir);
     if (!r.ok) throw new Error(JSON.stringify(r.errors));
-    expect(r.value.bundles.map((b) => dataOf(b))).toEqual([data, data]);
+    expect(await Promise.all(r.value.bundles.map((b) => dataOf(b)))).toEqual([data, data]);
   });
 
   it('refuses to read manifests from a file that changed after loading, naming it', async () => {
@@ -84,7 +89,7 @@ describe('loadCatalog and inline manifests', () => {
     const r = await loadCatalog(dir);
     if (!r.ok) throw new Error(JSON.stringify(r.errors));
     await writeFile(join(dir, 'a.yaml'), `# edited\n${catalog('alpha')}`);
-    expect(() => dataOf(r.value.bundles[0]!)).toThrow(
+    await expect(dataOf(r.value.bundles[0]!)).rejects.toThrow(
       `${join(dir, 'a.yaml')} has changed since the catalog was loaded`,
     );
   });

@@ -1,14 +1,22 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { emptyConfig } from '../../../src/apis/fbc.js';
-import { CatalogFormat, encodeDocuments } from '../../../src/catalog/encode.js';
+import { CatalogFormat, encodeConfig, encodeDocuments } from '../../../src/catalog/encode.js';
 import { addDocuments } from '../../../src/catalog/load.js';
-import { fileSource, hasStringData, liftPayloads, MinLength } from '../../../src/catalog/payloads.js';
+import {
+  hasManifestData,
+  isStoredPayload,
+  liftPayloads,
+  MinLength,
+  readStoredPayload,
+  type StoredPayload,
+  withPayloads,
+} from '../../../src/catalog/payloads.js';
 import type { Problem } from '../../../src/util/result.js';
 import { runs } from '../../support/properties.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const b64 = Buffer.from('{"kind":"CustomResourceDefinition"}'.repeat(20)).toString('base64');
 const digits = '1'.repeat(300);
@@ -116,40 +124,62 @@ describe('lifting payloads reads exactly as parsing everything', () => {
   });
 });
 
-describe('a bundle object read lazily', () => {
+describe('a bundle object stored in its catalog file', () => {
   const text = `schema: olm.bundle\nname: a\nproperties:\n- type: olm.bundle.object\n  value:\n    data: ${b64}\n`;
 
-  it('is a string when read, without being held as one', () => {
-    const cfg = emptyConfig();
-    addDocuments(cfg, Buffer.from(text), 'f', []);
-    const value = cfg.bundles[0]!.properties[0]!.value as Record<string, unknown>;
-    expect(Object.getOwnPropertyDescriptor(value, 'data')?.get).toBeTypeOf('function');
-    expect(hasStringData(value)).toBe(true);
-    expect(value.data).toBe(b64);
-    expect(Object.keys(value)).toEqual(['data']);
-  });
-
-  it('takes a new value when assigned', () => {
-    const cfg = emptyConfig();
-    addDocuments(cfg, Buffer.from(text), 'f', []);
-    const value = cfg.bundles[0]!.properties[0]!.value as Record<string, unknown>;
-    value.data = 'c2hvcnQ=';
-    expect(value.data).toBe('c2hvcnQ=');
-    expect(Object.getOwnPropertyDescriptor(value, 'data')?.get).toBeUndefined();
-    value.data = 1;
-    expect(hasStringData(value)).toBe(false);
-  });
-
-  it('can be read from a file, which names itself when it is gone', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'bosun-payloads-'));
+  /** The text at the end of a file behind other content, loaded as a catalog part. */
+  async function stored(prefix = 'other content first\n') {
+    const dir = await tempDir('bosun-payloads-');
     const file = join(dir, 'spool');
-    const prefix = 'other content first\n';
     await writeFile(file, prefix + text);
     const cfg = emptyConfig();
-    addDocuments(cfg, Buffer.from(text), 'f', [], { source: fileSource(file), base: prefix.length });
+    const problems: Problem[] = [];
+    const identity = await stat(file);
+    addDocuments(cfg, Buffer.from(text), 'f', problems, { file, identity, base: prefix.length });
+    expect(problems).toEqual([]);
     const value = cfg.bundles[0]!.properties[0]!.value as Record<string, unknown>;
-    expect(value.data).toBe(b64);
+    return { dir, file, cfg, value };
+  }
+
+  it('is an explicit reference (file, offset, length), read asynchronously', async () => {
+    const { file, cfg, value } = await stored('12345');
+    expect(value.data).toMatchObject({ storedIn: file, offset: 5 + text.indexOf(b64), length: b64.length });
+    expect(isStoredPayload(value.data)).toBe(true);
+    expect(hasManifestData(value)).toBe(true);
+    expect(await readStoredPayload(value.data as StoredPayload)).toBe(b64);
+    const read = await withPayloads(cfg.bundles[0]!);
+    expect(read.properties[0]!.value).toEqual({ data: b64 });
+    // The loaded catalog keeps the reference: it may be shared, and stays small.
+    expect(isStoredPayload(value.data)).toBe(true);
+  });
+
+  it('is held as text when the bytes were only in memory', () => {
+    const cfg = emptyConfig();
+    addDocuments(cfg, Buffer.from(text), 'f', []);
+    expect(cfg.bundles[0]!.properties[0]!.value).toEqual({ data: b64 });
+  });
+
+  it('fails to read, naming the file, once the file is gone', async () => {
+    const { dir, file, value } = await stored();
     await rm(dir, { recursive: true });
-    expect(() => value.data).toThrow(file);
+    await expect(readStoredPayload(value.data as StoredPayload)).rejects.toThrow(file);
+  });
+
+  it('fails to read, naming the file, once the file has changed', async () => {
+    const { file, value } = await stored();
+    await writeFile(file, `${'x'.repeat(40)}${text}`);
+    await expect(readStoredPayload(value.data as StoredPayload)).rejects.toThrow(
+      `${file} has changed since the catalog was loaded`,
+    );
+  });
+
+  it('is read before a catalog is encoded; encoding one unread is a bug', async () => {
+    const { cfg } = await stored();
+    const doc = cfg.bundles[0]! as unknown as Record<string, unknown>;
+    expect(() => encodeDocuments([doc], CatalogFormat.JSON)).toThrow(/must be read before it is encoded/);
+    const plain = emptyConfig();
+    addDocuments(plain, text, 'f', []);
+    for (const format of Object.values(CatalogFormat))
+      expect(await encodeConfig(cfg, format)).toBe(await encodeConfig(plain, format));
   });
 });

@@ -1,4 +1,11 @@
+import { appendFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { emptyConfig } from '../../../src/apis/fbc.js';
+import { CatalogFormat } from '../../../src/catalog/encode.js';
+import { loadCatalog } from '../../../src/catalog/load.js';
+import { isStoredPayload } from '../../../src/catalog/payloads.js';
+import { writeCatalog } from '../../../src/catalog/write.js';
 import type { BundleDoc } from '../../../src/apis/fbc.js';
 import {
   bundleDecoder,
@@ -8,6 +15,7 @@ import {
 } from '../../../src/install/bundle-objects.js';
 import { planInstall } from '../../../src/install/plan.js';
 import type { Result } from '../../../src/util/result.js';
+import { tempDir } from '../../support/temp-dir.js';
 import { BundleName, manifestFiles, manifestText, sampleBundleDoc } from './support.js';
 
 /** A decoder over decodeBundle that counts how often it really decodes. */
@@ -34,42 +42,42 @@ function deepFreeze<T>(v: T): T {
 const renamed = (doc: BundleDoc, name: string): BundleDoc => ({ ...doc, name });
 
 describe('bundleDecoder', () => {
-  it('decodes a bundle once for two reconciles, even from a catalog loaded again', () => {
+  it('decodes a bundle once for two reconciles, even from a catalog loaded again', async () => {
     const { decoder, calls } = counting();
-    const first = decoder.decode(sampleBundleDoc());
+    const first = await decoder.decode(sampleBundleDoc());
     // A reloaded catalog gives equal content in new objects.
-    const second = decoder.decode(sampleBundleDoc());
+    const second = await decoder.decode(sampleBundleDoc());
     expect(calls).toEqual([BundleName]);
     expect(second).toBe(first);
     expect(first).toEqual(decodeBundle(sampleBundleDoc()));
   });
 
-  it('decodes a bundle again when its content changed under the same name', () => {
+  it('decodes a bundle again when its content changed under the same name', async () => {
     const { decoder, calls } = counting();
     const texts = manifestFiles().map(manifestText);
-    const before = decoder.decode(sampleBundleDoc(texts));
+    const before = await decoder.decode(sampleBundleDoc(texts));
     const changed = texts.map((t) => t.replace('replicas: 1', 'replicas: 2'));
     expect(changed).not.toEqual(texts);
-    const after = decoder.decode(sampleBundleDoc(changed));
+    const after = await decoder.decode(sampleBundleDoc(changed));
     expect(calls).toEqual([BundleName, BundleName]);
     expect(after).not.toEqual(before);
   });
 
-  it('keeps failures too, and forgets the least recently used bundle beyond its capacity', () => {
+  it('keeps failures too, and forgets the least recently used bundle beyond its capacity', async () => {
     const { decoder, calls } = counting(2);
     const broken: BundleDoc = { ...sampleBundleDoc([]), name: 'broken.v1' };
-    expect(decoder.decode(broken).ok).toBe(false);
-    expect(decoder.decode(broken).ok).toBe(false);
-    decoder.decode(renamed(sampleBundleDoc(), 'a.v1'));
-    decoder.decode(broken); // used again: now 'a.v1' is the oldest
-    decoder.decode(renamed(sampleBundleDoc(), 'b.v1')); // evicts 'a.v1'
-    decoder.decode(broken);
-    decoder.decode(renamed(sampleBundleDoc(), 'a.v1'));
+    expect((await decoder.decode(broken)).ok).toBe(false);
+    expect((await decoder.decode(broken)).ok).toBe(false);
+    await decoder.decode(renamed(sampleBundleDoc(), 'a.v1'));
+    await decoder.decode(broken); // used again: now 'a.v1' is the oldest
+    await decoder.decode(renamed(sampleBundleDoc(), 'b.v1')); // evicts 'a.v1'
+    await decoder.decode(broken);
+    await decoder.decode(renamed(sampleBundleDoc(), 'a.v1'));
     expect(calls).toEqual(['broken.v1', 'a.v1', 'b.v1', 'a.v1']);
   });
 
-  it('gives a decoded bundle that planning does not modify, so sharing it is safe', () => {
-    const decoded = bundleDecoder().decode(sampleBundleDoc());
+  it('gives a decoded bundle that planning does not modify, so sharing it is safe', async () => {
+    const decoded = await bundleDecoder().decode(sampleBundleDoc());
     if (!decoded.ok) throw new Error(JSON.stringify(decoded.errors));
     const bundle = deepFreeze(decoded.value);
     const input = {
@@ -81,6 +89,41 @@ describe('bundleDecoder', () => {
     const once = planInstall(input);
     expect(once.ok).toBe(true);
     expect(planInstall(input)).toEqual(once);
+  });
+});
+
+describe('bundleDecoder with manifests stored in a catalog file', () => {
+  /** The sample bundle written as a catalog and loaded again: its manifests stay in the file. */
+  async function loaded() {
+    const dir = await tempDir('bosun-decoder-');
+    const cfg = { ...emptyConfig(), bundles: [sampleBundleDoc()] };
+    await writeCatalog(dir, cfg, { format: CatalogFormat.JSON });
+    const r = await loadCatalog(dir);
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    const bundle = r.value.bundles[0]!;
+    const file = join(dir, 'sample-operator', 'catalog.json');
+    // Manifests long enough to be worth it stay in the file; the sample has some of each.
+    const stored = bundle.properties.filter((p) => isStoredPayload((p.value as { data?: unknown }).data));
+    expect(stored.length).toBeGreaterThan(0);
+    return { bundle, file };
+  }
+
+  it('reads the manifests when decoding, and nothing again for the same bundle', async () => {
+    const { bundle, file } = await loaded();
+    const { decoder, calls } = counting();
+    const first = await decoder.decode(bundle);
+    expect(first).toEqual(decodeBundle(sampleBundleDoc()));
+    await rm(file);
+    expect(await decoder.decode(bundle)).toBe(first);
+    expect(calls).toEqual([BundleName]);
+  });
+
+  it('fails, naming the file, when the catalog file changed since it was loaded', async () => {
+    const { bundle, file } = await loaded();
+    await appendFile(file, '\n');
+    await expect(bundleDecoder().decode(bundle)).rejects.toThrow(
+      `${file} has changed since the catalog was loaded`,
+    );
   });
 });
 

@@ -26,7 +26,7 @@ export const renderCommand: Command = {
     for (const w of r.warnings) ctx.stderr.write(`warning: ${formatProblem(displayProblem(ctx, w))}\n`);
     for (const e of r.errors) ctx.stderr.write(`error: ${formatProblem(displayProblem(ctx, e))}\n`);
     if (r.errors.length) return 1;
-    ctx.stdout.write(encodeConfig(r.config, format));
+    ctx.stdout.write(await encodeConfig(r.config, format));
     return 0;
   },
 };

@@ -91,7 +91,7 @@ const semverCommand: Command = {
     });
     cfg.channels.push(...result.value.channels);
     cfg.bundles.push(...docs.values());
-    ctx.stdout.write(encodeConfig(cfg, format));
+    ctx.stdout.write(await encodeConfig(cfg, format));
     return 0;
   },
 };
