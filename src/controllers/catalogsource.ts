@@ -8,10 +8,11 @@
  * resolving against it) but marks the catalog unhealthy, which Subscriptions show as
  * CatalogSourcesUnhealthy; the next good fetch clears it.
  */
-import { type CatalogSource, DefaultRegistryPollInterval, SourceType } from '../apis/operators.js';
+import { type CatalogSource, DefaultRegistryPollInterval, Resources, SourceType } from '../apis/operators.js';
 import { objectPath } from '../kube/client.js';
 import { objectKey, splitKey } from '../kube/cache.js';
-import { formatTime, statusChanged } from '../kube/conditions.js';
+import { formatTime } from '../kube/conditions.js';
+import { writeStatus } from '../kube/status.js';
 import { formatApiError, isNotFound, parseApiError } from '../kube/errors.js';
 import { Builtin } from '../kube/resources.js';
 import type { ReconcileResult } from '../kube/workqueue.js';
@@ -140,15 +141,13 @@ async function reconcileCatalogSource(
 
   const status = catalogSourceStatus(cs, outcome);
   if (!interval.ok) status.message = interval.message;
-  if (contentChanged || statusChanged(cs.status, status, catalogSourceHeartbeats)) {
-    await ctx.applier.applyStatus<CatalogSource>({
-      apiVersion: cs.apiVersion,
-      kind: cs.kind,
-      metadata: { name, namespace },
-      spec: cs.spec,
-      status,
-    });
-  }
+  await writeStatus(ctx.applier, {
+    resource: Resources.CatalogSource,
+    object: cs,
+    next: status,
+    ignore: catalogSourceHeartbeats,
+    force: contentChanged,
+  });
   if (cs.spec.sourceType === SourceType.Grpc) return undefined; // nothing to poll until grpc lands
   return { requeueAfter: outcome.ok ? interval.ms : Math.min(interval.ms, failureRetryMs) };
 }

@@ -23,7 +23,8 @@ import type { RbacRef } from '../install/rbac.js';
 import { isEmptySelector } from '../install/selector.js';
 import { objectKey, splitKey } from '../kube/cache.js';
 import { objectPath } from '../kube/client.js';
-import { formatTime, statusChanged } from '../kube/conditions.js';
+import { formatTime } from '../kube/conditions.js';
+import { writeStatus } from '../kube/status.js';
 import type { Controller, ControllerContext } from './context.js';
 import { applyInstall, observeCopiedRbac } from './csv-install.js';
 import { type CSVDecision, decideCSVPhase } from './csv-phase.js';
@@ -40,7 +41,6 @@ import {
 import { cleanupDeleted, sweepOrphans } from './csv-uninstall.js';
 import { deleteIfPresent, exists, mergePatch, ServiceAccounts } from './objects.js';
 
-const csvApiVersion = `${Resources.ClusterServiceVersion.group}/${Resources.ClusterServiceVersion.version}`;
 /** How many phase changes `status.conditions` keeps (OLM keeps a bounded history too). */
 const maxHistory = 20;
 /** ServiceAccounts have no informer: poll while one is missing. */
@@ -143,7 +143,7 @@ async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) 
   const desired = desiredWith(storedMounts(serving));
   if (desired !== undefined && !desired.ok) {
     const message = desired.errors.map((e) => `${e.field}: ${e.message}`).join('; ');
-    await writeStatus(ctx, csv, requirements.statuses, {
+    await setCSVStatus(ctx, csv, requirements.statuses, {
       phase: CSVPhase.Failed,
       reason: CSVReason.InvalidInstallStrategy,
       message,
@@ -197,7 +197,7 @@ async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) 
     // Someone deleted the OperatorCondition of an installed operator: put it back.
     for (const o of desired?.ok ? desired.value.operatorCondition : []) await ctx.applier.apply(o);
   }
-  await writeStatus(ctx, csv, requirements.statuses, decision, certs);
+  await setCSVStatus(ctx, csv, requirements.statuses, decision, certs);
   await reportUnavailableAPIServices(ctx, csv, decision, served);
   if (decision.delete) {
     ctx.log.info({ replacedBy: replacer?.metadata.name }, 'deleting replaced csv');
@@ -247,7 +247,7 @@ async function annotateCSV(
   );
 }
 
-async function writeStatus(
+async function setCSVStatus(
   ctx: ControllerContext,
   csv: ClusterServiceVersion,
   requirementStatus: ClusterServiceVersionStatus['requirementStatus'],
@@ -279,13 +279,8 @@ async function writeStatus(
         ].slice(-maxHistory)
       : prev.conditions,
   };
-  if (!statusChanged(prev, next)) return;
-  await ctx.applier.applyStatus({
-    apiVersion: csvApiVersion,
-    kind: Resources.ClusterServiceVersion.kind,
-    metadata: { name: csv.metadata.name, namespace: csv.metadata.namespace },
-    status: next,
-  });
+  if (!(await writeStatus(ctx.applier, { resource: Resources.ClusterServiceVersion, object: csv, next })))
+    return;
   if (moved) {
     const failed = d.phase === CSVPhase.Failed;
     await (failed

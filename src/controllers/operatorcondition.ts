@@ -8,10 +8,9 @@ import type { Condition, Time } from '../apis/meta.js';
 import type { ConditionOverride, OperatorCondition } from '../apis/operators.js';
 import { Resources } from '../apis/operators.js';
 import { objectKey } from '../kube/cache.js';
-import { formatTime, statusChanged } from '../kube/conditions.js';
+import { formatTime } from '../kube/conditions.js';
+import { writeStatus } from '../kube/status.js';
 import type { Controller } from './context.js';
-
-const apiVersion = `${Resources.OperatorCondition.group}/${Resources.OperatorCondition.version}`;
 
 /**
  * The operator's conditions with the overrides put in their place (or appended). An override
@@ -52,12 +51,13 @@ export const operatorConditionController: Controller = {
     const oc = ctx.informers.operatorConditions.get(key);
     if (oc === undefined || oc.metadata.deletionTimestamp) return;
     const conditions = effectiveConditions(oc.spec, oc.status?.conditions ?? [], formatTime(ctx.clock.now()));
-    if (!statusChanged(oc.status?.conditions ?? [], conditions, [])) return;
-    await ctx.applier.applyStatus({
-      apiVersion,
-      kind: Resources.OperatorCondition.kind,
-      metadata: { name: oc.metadata.name, namespace: oc.metadata.namespace },
-      status: { conditions },
+    // Only the conditions are Bosun's to write, and every change of them counts.
+    await writeStatus(ctx.applier, {
+      resource: Resources.OperatorCondition,
+      object: oc,
+      current: { conditions: oc.status?.conditions ?? [] },
+      next: { conditions },
+      ignore: [],
     });
   },
 };

@@ -20,13 +20,12 @@ import { OperatorGroupConditionReason, OperatorGroupConditionType } from '../api
 import { ConditionStatus } from '../apis/meta.js';
 import { objectKey } from '../kube/cache.js';
 import { formatTime, removeCondition, setCondition, statusChanged } from '../kube/conditions.js';
+import { writeStatus } from '../kube/status.js';
 import { objectPath } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import { Builtin } from '../kube/resources.js';
 import type { Controller, ControllerContext } from './context.js';
 import { mergePatch } from './objects.js';
-
-const ogApiVersion = `${Resources.OperatorGroup.group}/${Resources.OperatorGroup.version}`;
 
 /**
  * The status to write, or undefined when the stored one is current. `lastUpdated` moves only when
@@ -119,12 +118,7 @@ export const operatorGroupController: Controller = {
       { namespace: og.metadata.namespace, name: og.metadata.name, targets: status.namespaces },
       'operatorgroup status changed',
     );
-    await ctx.applier.applyStatus({
-      apiVersion: ogApiVersion,
-      kind: Resources.OperatorGroup.kind,
-      metadata: { name: og.metadata.name, namespace: og.metadata.namespace },
-      status,
-    });
+    await writeStatus(ctx.applier, { resource: Resources.OperatorGroup, object: og, next: status });
   },
 };
 

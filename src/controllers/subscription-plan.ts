@@ -27,7 +27,7 @@ import type {
   ResolutionResult,
   SubscriptionOutcome,
 } from '../resolver/types.js';
-import { type CatalogSnapshot, InstallPlanSubscriptionLabel } from './context.js';
+import { type CatalogSnapshot, type CatalogStore, InstallPlanSubscriptionLabel } from './context.js';
 
 /** Label on InstallPlans naming the Subscription they are for (see context.ts). */
 export const SubscriptionLabel = InstallPlanSubscriptionLabel;
@@ -86,6 +86,7 @@ export function installedOperators(
   subscriptions: readonly Subscription[],
   csvs: readonly ClusterServiceVersion[],
   catalogs: readonly CatalogSnapshot[],
+  bundles: Pick<CatalogStore, 'findBundle'>,
 ): InstalledOperator[] {
   const live = csvs.filter((c) => !isCopy(c) && !c.metadata.deletionTimestamp);
   const replaced = new Set(live.map((c) => c.spec.replaces).filter((r): r is string => !!r));
@@ -100,7 +101,7 @@ export function installedOperators(
     const ordered = fromCatalog ? [fromCatalog, ...catalogs.filter((c) => c !== fromCatalog)] : catalogs;
     let bundle: CatalogSnapshot['config']['bundles'][number] | undefined;
     for (const c of ordered) {
-      bundle = c.config.bundles.find((b) => b.name === name);
+      bundle = bundles.findBundle(c.ref, name);
       if (bundle) break;
     }
     const properties = bundle?.properties ?? annotatedProperties(csv);
@@ -127,6 +128,7 @@ export function resolutionInput(
   subscriptions: readonly Subscription[],
   csvs: readonly ClusterServiceVersion[],
   catalogs: readonly CatalogSnapshot[],
+  bundles: Pick<CatalogStore, 'findBundle'>,
 ): ResolutionInput {
   return {
     namespace,
@@ -136,7 +138,7 @@ export function resolutionInput(
       priority: c.priority,
       config: c.config,
     })),
-    installed: installedOperators(subscriptions, csvs, catalogs),
+    installed: installedOperators(subscriptions, csvs, catalogs, bundles),
     subscriptions: subscriptions.map((s) => ({
       name: s.metadata.name!,
       namespace,

@@ -21,7 +21,8 @@ import {
 } from '../apis/operators.js';
 import { withOwner } from '../install/ownership.js';
 import { collectionPath } from '../kube/client.js';
-import { formatTime, statusChanged } from '../kube/conditions.js';
+import { formatTime } from '../kube/conditions.js';
+import { writeStatus } from '../kube/status.js';
 import { isAlreadyExists } from '../kube/errors.js';
 import { explainText, resolve } from '../resolver/index.js';
 import type { ResolutionResult, SubscriptionOutcome } from '../resolver/types.js';
@@ -36,9 +37,6 @@ import {
   type StatusInput,
   subscriptionStatus,
 } from './subscription-plan.js';
-
-/** Condition messages are shown by `kubectl describe`; the full explanation stays readable below this. */
-const maxMessageLength = 8000;
 
 export const subscriptionController: Controller = {
   name: 'subscription',
@@ -95,13 +93,11 @@ async function reconcileNamespace(ctx: ControllerContext, namespace: string): Pr
   });
   let result: ResolutionResult | undefined;
   if (!syncing) {
-    const input = resolutionInput(namespace, subs, csvs, catalogs);
+    const input = resolutionInput(namespace, subs, csvs, catalogs, ctx.catalogs);
     const started = performance.now();
-    result = resolve(input);
-    if (result.ok && result.steps.some((s) => s.reason === 'dependency')) {
-      // The explanation says which bundle needs each dependency (for inherited approvals).
-      result = resolve(input, { explain: true });
-    }
+    // Resolved once, with the explanation: it says which bundle needs each dependency (for
+    // inherited approvals), and a failure's message comes from it.
+    result = resolve(input, { explain: true });
     ctx.metrics.resolution((performance.now() - started) / 1000);
   }
 
@@ -140,18 +136,12 @@ async function reconcileNamespace(ctx: ControllerContext, namespace: string): Pr
       csvs: csvByName,
     };
     const status = subscriptionStatus(input);
-    if (!statusChanged(sub.status, status)) continue;
-    ctx.log.debug(
-      { subscription: name, state: status.state, currentCSV: status.currentCSV },
-      'subscription status',
-    );
-    await ctx.applier.applyStatus<Subscription>({
-      apiVersion: sub.apiVersion,
-      kind: sub.kind,
-      metadata: { name, namespace },
-      spec: sub.spec,
-      status,
-    });
+    if (await writeStatus(ctx.applier, { resource: Resources.Subscription, object: sub, next: status })) {
+      ctx.log.debug(
+        { subscription: name, state: status.state, currentCSV: status.currentCSV },
+        'subscription status',
+      );
+    }
   }
   if (result && !result.ok) {
     for (const sub of subs) void ctx.events.warning(sub, 'ResolutionFailed', result.message);
@@ -168,9 +158,7 @@ function subscriptionResolution(
       result.reason === 'ConstraintsNotSatisfiable'
         ? SubscriptionConditionReason.ConstraintsNotSatisfiable
         : SubscriptionConditionReason.ErrorPreventedResolution;
-    let message = explainText(result);
-    if (message.length > maxMessageLength) message = `${message.slice(0, maxMessageLength - 3)}...`;
-    return { ok: false, reason, message };
+    return { ok: false, reason, message: explainText(result) };
   }
   const outcome = result.subscriptions.find((o) => o.subscription === name);
   return outcome ? { ok: true, outcome } : { ok: 'skipped' };

@@ -42,9 +42,23 @@ export function isConditionTrue(conditions: readonly BaseCondition[] | undefined
 }
 
 /**
+ * The longest condition message written: a resolution that explains every candidate it ruled out
+ * can run to megabytes, and the whole object has to fit in etcd.
+ */
+export const MaxConditionMessageLength = 8000;
+
+/** `message`, cut to `MaxConditionMessageLength` with `...` marking the cut. */
+export function truncateMessage(message: string): string {
+  return message.length > MaxConditionMessageLength
+    ? `${message.slice(0, MaxConditionMessageLength - 3)}...`
+    : message;
+}
+
+/**
  * Returns `conditions` with `next` set: replacing the entry of the same type (keeping its place)
- * or appending one. `lastTransitionTime` is kept when the status did not change and set to
- * `now` when it did. Throws on a reason that is not CamelCase: that is a bug in the caller.
+ * or appending one, its message cut to `MaxConditionMessageLength`. `lastTransitionTime` is kept
+ * when the status did not change and set to `now` when it did. Throws on a reason that is not
+ * CamelCase: that is a bug in the caller.
  */
 export function setCondition<C extends BaseCondition>(
   conditions: readonly C[] | undefined,
@@ -61,7 +75,11 @@ export function setCondition<C extends BaseCondition>(
     previous?.status === next.status && previous.lastTransitionTime !== undefined
       ? previous.lastTransitionTime
       : formatTime(now);
-  const updated = { ...next, lastTransitionTime } as C;
+  const updated = {
+    ...next,
+    ...(typeof next.message === 'string' ? { message: truncateMessage(next.message) } : {}),
+    lastTransitionTime,
+  } as C;
   if (index >= 0) list[index] = updated;
   else list.push(updated);
   return list;

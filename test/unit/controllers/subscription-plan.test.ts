@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { emptyConfig } from '../../../src/apis/fbc.js';
 import type { ClusterServiceVersion, InstallPlan, Subscription } from '../../../src/apis/operators.js';
+import { MemoryCatalogStore } from '../../../src/controllers/catalog-store.js';
 import type { CatalogSnapshot } from '../../../src/controllers/context.js';
 import {
   desiredInstallPlan,
@@ -94,6 +95,13 @@ describe('names', () => {
   });
 });
 
+/** The catalog store holding `snapshots`: bundles are looked up through its index. */
+function storeOf(snapshots: CatalogSnapshot[]): MemoryCatalogStore {
+  const store = new MemoryCatalogStore('olm');
+  for (const s of snapshots) store.set(s);
+  return store;
+}
+
 describe('installedOperators', () => {
   it('matches CSVs to catalog bundles, skips copies, and keeps the newer CSV during an upgrade', () => {
     const subs = [sub('foo', 'foo', {}, { currentCSV: 'foo.v1.1.0', lastUpdated: '' })];
@@ -103,7 +111,7 @@ describe('installedOperators', () => {
       csv('bar.v1.0.0', '1.0.0', { metadata: { name: 'bar.v1.0.0', labels: { 'olm.copiedFrom': 'other' } } }),
       csv('unknown.v1', '1.0.0'),
     ];
-    const installed = installedOperators(subs, csvs, [catalog()]);
+    const installed = installedOperators(subs, csvs, [catalog()], storeOf([catalog()]));
     expect(installed).toEqual([
       expect.objectContaining({
         name: 'foo.v1.1.0',
@@ -126,6 +134,7 @@ describe('installedOperators', () => {
         }),
       ],
       [],
+      storeOf([]),
     );
     expect(installed).toEqual([
       expect.objectContaining({ name: 'side.v2', package: 'side', version: '2.0.0' }),
@@ -136,7 +145,7 @@ describe('installedOperators', () => {
 describe('generatedSubscriptions', () => {
   it('covers each dependency no Subscription covers, inheriting approval through a chain', () => {
     const subs = [sub('app', 'app', { installPlanApproval: 'Manual' })];
-    const input = resolutionInput('ns', subs, [], [catalog()]);
+    const input = resolutionInput('ns', subs, [], [catalog()], storeOf([catalog()]));
     const result = resolve(input, { explain: true });
     expect(result.ok).toBe(true);
     if (!result.ok) return;
@@ -149,7 +158,7 @@ describe('generatedSubscriptions', () => {
 
   it('generates nothing for a dependency that already has a Subscription', () => {
     const subs = [sub('bar', 'bar'), sub('foo', 'foo')];
-    const result = resolve(resolutionInput('ns', subs, [], [catalog()]), { explain: true });
+    const result = resolve(resolutionInput('ns', subs, [], [catalog()], storeOf([catalog()])), { explain: true });
     expect(result.ok && generatedSubscriptions(result, subs)).toEqual([]);
   });
 });

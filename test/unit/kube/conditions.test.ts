@@ -6,6 +6,7 @@ import {
   findCondition,
   formatTime,
   isConditionTrue,
+  MaxConditionMessageLength,
   removeCondition,
   setCondition,
   statusChanged,
@@ -27,6 +28,23 @@ const ready = (
 });
 
 describe('setCondition', () => {
+  it.each([
+    ['a short message is kept', 'fine', 'fine'],
+    [
+      'a message of the limit is kept',
+      'x'.repeat(MaxConditionMessageLength),
+      'x'.repeat(MaxConditionMessageLength),
+    ],
+    [
+      'a longer message is cut to the limit, marked by ...',
+      'y'.repeat(MaxConditionMessageLength + 1),
+      `${'y'.repeat(MaxConditionMessageLength - 3)}...`,
+    ],
+  ])('%s', (_, message, want) => {
+    const [c] = setCondition<Condition>([], ready('False', 'Failed', message), t0);
+    expect(c?.message).toBe(want);
+  });
+
   it('adds a condition with the transition time set to now, in API server format', () => {
     expect(setCondition<Condition>([], ready('True'), t0)).toEqual([
       {
