@@ -13,25 +13,16 @@ export interface ReconcileResult {
   requeueAfter?: number;
 }
 
-/** Reconciles one key. Throwing means "retry with backoff" unless the error is a TerminalError. */
-export type Reconcile = (key: string) => Promise<ReconcileResult | undefined | void>;
-
 /**
- * An error retrying will not fix (bad input the user must change). The queue stops retrying the
- * key; the reconciler is expected to have said why in the object's status.
+ * Reconciles one key. Throwing means "retry with backoff"; a failure retrying will not fix is
+ * said in the object's status and the reconcile returns.
  */
-export class TerminalError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'TerminalError';
-  }
-}
+export type Reconcile = (key: string) => Promise<ReconcileResult | undefined | void>;
 
 export type Outcome =
   | { key: string; kind: 'success'; durationMs: number }
   | { key: string; kind: 'requeue'; durationMs: number; delayMs: number }
-  | { key: string; kind: 'retry'; durationMs: number; delayMs: number; attempt: number; error: unknown }
-  | { key: string; kind: 'terminal'; durationMs: number; error: unknown };
+  | { key: string; kind: 'retry'; durationMs: number; delayMs: number; attempt: number; error: unknown };
 
 export interface WorkQueueOptions {
   reconcile: Reconcile;
@@ -184,16 +175,11 @@ export class WorkQueue {
       }
     } catch (error) {
       const durationMs = this.clock.now() - startedAt;
-      if (error instanceof TerminalError) {
-        this.failures.delete(key);
-        outcome = { key, kind: 'terminal', durationMs, error };
-      } else {
-        const attempt = (this.failures.get(key) ?? 0) + 1;
-        this.failures.set(key, attempt);
-        const delayMs = backoffDelay(this.backoff, attempt, this.random);
-        this.addAfter(key, delayMs);
-        outcome = { key, kind: 'retry', durationMs, delayMs, attempt, error };
-      }
+      const attempt = (this.failures.get(key) ?? 0) + 1;
+      this.failures.set(key, attempt);
+      const delayMs = backoffDelay(this.backoff, attempt, this.random);
+      this.addAfter(key, delayMs);
+      outcome = { key, kind: 'retry', durationMs, delayMs, attempt, error };
     }
     this.processing.delete(key);
     if (this.dirty.has(key) && !this.stopped) this.ready.push(key);

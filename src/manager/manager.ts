@@ -264,7 +264,6 @@ function reportOutcome(
       { ...fields, attempt: o.attempt, delayMs: o.delayMs, err: o.error },
       'reconcile failed, retrying',
     );
-  else if (o.kind === 'terminal') log.info({ ...fields, err: o.error }, 'reconcile failed for good');
   else log.debug(fields, 'reconciled');
 }
 

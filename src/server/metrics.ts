@@ -7,11 +7,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 /** What controllers report, whatever records it (the port; prom-client below is its adapter). */
 export interface Metrics {
   /** Counts one finished reconcile of `controller` with its outcome. */
-  reconciled(
-    controller: string,
-    outcome: 'success' | 'requeue' | 'retry' | 'terminal',
-    seconds: number,
-  ): void;
+  reconciled(controller: string, outcome: 'success' | 'requeue' | 'retry', seconds: number): void;
   /** Records how long one namespace's resolution took. */
   resolution(seconds: number): void;
 }
@@ -29,13 +25,13 @@ export function createMetrics(): ManagerMetrics {
   collectDefaultMetrics({ register: registry });
   const reconciles = new Counter({
     name: 'bosun_reconcile_total',
-    help: 'Finished reconciles by controller and outcome (success, requeue, retry, terminal)',
+    help: 'Finished reconciles by controller and outcome (success, requeue, retry)',
     labelNames: ['controller', 'outcome'] as const,
     registers: [registry],
   });
   const errors = new Counter({
     name: 'bosun_reconcile_errors_total',
-    help: 'Reconciles that failed (retried or terminal) by controller',
+    help: 'Reconciles that failed (and are retried) by controller',
     labelNames: ['controller'] as const,
     registers: [registry],
   });
@@ -68,7 +64,7 @@ export function createMetrics(): ManagerMetrics {
     metrics: {
       reconciled(controller, outcome, seconds) {
         reconciles.inc({ controller, outcome });
-        if (outcome === 'retry' || outcome === 'terminal') errors.inc({ controller });
+        if (outcome === 'retry') errors.inc({ controller });
         duration.observe({ controller }, seconds);
       },
       resolution(seconds) {

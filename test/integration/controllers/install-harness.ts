@@ -81,7 +81,7 @@ export interface Harness {
 
 /** A reconcile that failed, as the manager logs it. */
 export interface FailedReconcile {
-  outcome: 'retry' | 'terminal';
+  outcome: 'retry';
   controller: string;
   key: string;
   err: unknown;
@@ -102,7 +102,7 @@ export function failedReconcileLogger(onFailure: (f: FailedReconcile) => void): 
           key?: string;
           err?: unknown;
         };
-        if (entry.outcome === 'retry' || entry.outcome === 'terminal') {
+        if (entry.outcome === 'retry') {
           onFailure({
             outcome: entry.outcome,
             controller: entry.controller ?? '',

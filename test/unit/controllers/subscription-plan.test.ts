@@ -158,7 +158,9 @@ describe('generatedSubscriptions', () => {
 
   it('generates nothing for a dependency that already has a Subscription', () => {
     const subs = [sub('bar', 'bar'), sub('foo', 'foo')];
-    const result = resolve(resolutionInput('ns', subs, [], [catalog()], storeOf([catalog()])), { explain: true });
+    const result = resolve(resolutionInput('ns', subs, [], [catalog()], storeOf([catalog()])), {
+      explain: true,
+    });
     expect(result.ok && generatedSubscriptions(result, subs)).toEqual([]);
   });
 });

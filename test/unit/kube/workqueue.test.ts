@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Outcome, type ReconcileResult, TerminalError, WorkQueue } from '../../../src/kube/workqueue.js';
+import { type Outcome, type ReconcileResult, WorkQueue } from '../../../src/kube/workqueue.js';
 import { deferred, FakeClock, settle } from './fake-clock.js';
 import { runs } from '../../support/properties.js';
 
@@ -171,20 +171,6 @@ describe('WorkQueue', () => {
     q.queue.add('a');
     await q.fail('a');
     expect(q.calls).toEqual(['a', 'a']);
-  });
-
-  it('does not retry a terminal error', async () => {
-    const q = controlledQueue();
-    q.queue.start();
-    q.queue.add('a');
-    await settle();
-    await q.fail('a', new TerminalError('spec.channel: no such channel'));
-    expect(q.clock.pendingDelays()).toEqual([]);
-    expect(q.queue.delayedCount()).toBe(0);
-    expect(q.outcomes.at(-1)?.kind).toBe('terminal');
-    q.clock.advance(10 * 60_000);
-    await settle();
-    expect(q.calls).toEqual(['a']);
   });
 
   it('treats a reconciler that throws synchronously like one that rejects', async () => {
