@@ -16,7 +16,7 @@
  * Pure: two DeclarativeConfigs in, a list of changes out.
  */
 import type { BundleDoc, ChannelEntry, DeclarativeConfig } from '../apis/fbc.js';
-import { canReach, channelHeads } from './graph.js';
+import { canReach, channelHeads } from '../olm/channel-graph.js';
 import { versionOf } from './publish.js';
 import { parseRange } from '../olm/version.js';
 

@@ -49,7 +49,7 @@ import { validateBundle } from '../bundle/validate.js';
 import { isObject, parseYamlStream } from '../bundle/yaml.js';
 import type { Problem } from '../util/result.js';
 import { runInWorkers, workerStarter } from '../util/workers.js';
-import { channelHeads } from './graph.js';
+import { channelHeads } from '../olm/channel-graph.js';
 import type { WorkRequest, WorkResponse } from './import-worker.js';
 import { mapConcurrently } from './load.js';
 import { setOrigin } from './origin.js';

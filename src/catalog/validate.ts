@@ -28,9 +28,9 @@ import { dns1123LabelError } from '../bundle/names.js';
 import { checkConstraint } from '../bundle/validate.js';
 import { isObject } from '../bundle/yaml.js';
 import type { Problem } from '../util/result.js';
-import { checkChannelGraph } from './graph.js';
 import { hasManifestData } from './payloads.js';
 import { fileOf } from './origin.js';
+import { channelGraph, channelGraphProblems } from '../olm/channel-graph.js';
 import { parseRange, parseVersion, versionCore } from '../olm/version.js';
 import { imageReferenceError } from '../olm/image-reference.js';
 
@@ -161,25 +161,7 @@ export function validateCatalog(cfg: DeclarativeConfig): CatalogValidation {
       const wellFormed = c.entries.filter((e, i) => checkEntry(e, i, seen, bundles, pkg, error));
       for (const e of wellFormed) member.add(e.name);
       if (wellFormed.length !== c.entries.length || wellFormed.length === 0) continue;
-      const graph = checkChannelGraph(wellFormed);
-      if (graph.heads.length === 0) {
-        error(
-          'entries',
-          'no channel head: every entry is replaced or skipped by another, so there is no latest version',
-        );
-      } else if (graph.heads.length > 1) {
-        error(
-          'entries',
-          `multiple channel heads: ${graph.heads.join(', ')}; exactly one entry may be left un-replaced and un-skipped`,
-        );
-      }
-      for (const cycle of graph.cycles) error('entries', `replaces cycle: ${cycle.join(' -> ')}`);
-      if (graph.stranded.length) {
-        error(
-          'entries',
-          `stranded entries (not on the replaces chain from the head and not skipped): ${graph.stranded.join(', ')}`,
-        );
-      }
+      for (const problem of channelGraphProblems(channelGraph(wellFormed))) error('entries', problem);
     }
   }
 

@@ -4,13 +4,39 @@
  * expensive part for a large catalog, so it is cached per catalog object: resolving again
  * against the same catalog content reuses it.
  */
-import type { DeclarativeConfig } from '../apis/fbc.js';
+import type { ChannelDoc, ChannelEntry, DeclarativeConfig } from '../apis/fbc.js';
+import { channelGraph, type ChannelGraph as Graph } from '../olm/channel-graph.js';
 import type { Problem } from '../util/result.js';
 import { readBundle } from './bundle.js';
-import { analyzeChannel, type ChannelGraph } from './channel.js';
 import { type BundleInfo, type CatalogInfo, type Entry, entryId, type LookupHint } from './model.js';
 import type { Catalog } from './types.js';
 import { parseRange } from '../olm/version.js';
+
+/** A channel's upgrade graph (the kernel's), named, and why the resolver cannot use it if it cannot. */
+export interface ChannelGraph extends Graph<ChannelEntry> {
+  package: string;
+  name: string;
+  problem: string | null;
+}
+
+/**
+ * A channel as the resolver reads it. Without exactly one head, or with a cycle on the replaces
+ * chain from the head, it offers nothing; stranded entries are simply not offered (validation
+ * and loading refuse such channels, as opm does).
+ */
+export function analyzeChannel(doc: Pick<ChannelDoc, 'package' | 'name' | 'entries'>): ChannelGraph {
+  const graph = channelGraph(doc.entries ?? []);
+  const where = `channel ${doc.name} of package ${doc.package}`;
+  let problem: string | null = null;
+  if (graph.entries.size === 0) problem = `${where} has no entries`;
+  else if (graph.heads.length === 0)
+    problem = `${where} has no head: every entry is replaced or skipped by another, so the upgrade graph has a cycle`;
+  else if (graph.heads.length > 1)
+    problem = `${where} has ${graph.heads.length} heads (${graph.heads.join(', ')}): its entries must form one replaces chain`;
+  else if (graph.chainCycle)
+    problem = `${where} has a replaces cycle: ${[...graph.chain, graph.chainCycle.at(-1)].join(' -> ')}`;
+  return { ...graph, package: doc.package, name: doc.name, problem };
+}
 
 export interface PackageInfo {
   name: string;

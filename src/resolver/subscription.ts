@@ -9,7 +9,7 @@
  */
 import type { CatalogIndex, PackageInfo } from './catalog-index.js';
 import { missingBundle, toEntry } from './catalog-index.js';
-import type { ChannelGraph } from './channel.js';
+import type { ChannelGraph } from './catalog-index.js';
 import type { ResolveContext } from './context.js';
 import type { Entry } from './model.js';
 import { and, bundleNamed, newerThan, successorOf } from './predicates.js';

@@ -18,7 +18,7 @@ import {
   Resources,
   type Subscription,
 } from '../../src/apis/operators.js';
-import { channelHeads } from '../../src/catalog/graph.js';
+import { channelHeads } from '../../src/olm/channel-graph.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { collectionPath } from '../../src/kube/client.js';
 import { createInformer, type Informer } from '../../src/kube/informer.js';

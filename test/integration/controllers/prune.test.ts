@@ -16,7 +16,7 @@ import { parse } from 'yaml';
 import { PropertyType } from '../../../src/apis/fbc.js';
 import type { KubeObject } from '../../../src/apis/meta.js';
 import type { ClusterServiceVersion, InstallPlan, Subscription } from '../../../src/apis/operators.js';
-import { channelHeads } from '../../../src/catalog/graph.js';
+import { channelHeads } from '../../../src/olm/channel-graph.js';
 import { importOperatorsDir, importPackageDir } from '../../../src/catalog/import.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
 import { renderDeployments } from '../../../src/install/deployments.js';

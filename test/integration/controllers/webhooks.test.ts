@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../../src/apis/meta.js';
 import type { ClusterServiceVersion, OperatorGroup } from '../../../src/apis/operators.js';
-import { channelHeads } from '../../../src/catalog/graph.js';
+import { channelHeads } from '../../../src/olm/channel-graph.js';
 import { importPackageDir } from '../../../src/catalog/import.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
 import { collectionPath, type KubeClient, objectPath } from '../../../src/kube/client.js';
