@@ -15,7 +15,14 @@
 import type { BundleDoc } from '../apis/fbc.js';
 import { InstallPlanConditionReason, InstallPlanConditionType } from '../apis/conditions.js';
 import type { ClusterServiceVersion, InstallPlan, InstallPlanCondition } from '../apis/operators.js';
-import { formatTime } from '../kube/conditions.js';
+import {
+  type BaseCondition,
+  findCondition,
+  formatTime,
+  removeCondition,
+  setCondition,
+  truncateMessage,
+} from '../kube/conditions.js';
 import { bundleDecoder } from '../install/bundle-objects.js';
 import {
   type NamespaceInfo,
@@ -224,35 +231,30 @@ export function warningsMessage(warnings: readonly Problem[]): string {
   return warnings.map(formatProblem).join('; ');
 }
 
+/** An InstallPlan condition with the type and status every condition Bosun writes has. */
+export type PlanCondition = InstallPlanCondition & BaseCondition;
+
 /** The plan's Pruned and BundleWarnings conditions, replacing earlier ones (none when nothing to say). */
 export function warningConditions(
   current: readonly InstallPlanCondition[] | undefined,
   report: { warnings: readonly Problem[]; pruned?: readonly Problem[] },
   now: number,
 ): InstallPlanCondition[] {
-  let conditions = [...(current ?? [])];
+  let conditions = [...(current ?? [])] as PlanCondition[];
   const put = (type: InstallPlanConditionType, reason: InstallPlanConditionReason, message: string) => {
-    const prev = conditions.find((c) => c.type === type);
-    const others = conditions.filter((c) => c.type !== type);
     if (message === '') {
-      conditions = others;
+      conditions = removeCondition(conditions, type);
       return;
     }
-    const t = formatTime(now);
-    const same = prev?.status === 'True' && prev.reason === reason && prev.message === message;
-    conditions = [
-      ...others,
-      same
-        ? prev
-        : {
-            type,
-            status: 'True',
-            reason,
-            message,
-            lastUpdateTime: t,
-            lastTransitionTime: prev?.status === 'True' ? (prev.lastTransitionTime ?? t) : t,
-          },
-    ];
+    const prev = findCondition(conditions, type);
+    const same =
+      prev?.status === 'True' && prev.reason === reason && prev.message === truncateMessage(message);
+    const lastUpdateTime = same ? prev.lastUpdateTime : formatTime(now);
+    conditions = setCondition<PlanCondition>(
+      conditions,
+      { type, status: 'True', reason, message, ...(lastUpdateTime ? { lastUpdateTime } : {}) },
+      now,
+    );
   };
   put(
     InstallPlanConditionType.BundleWarnings,

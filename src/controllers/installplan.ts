@@ -13,7 +13,8 @@ import type { InstallPlan, InstallPlanCondition, InstallPlanStatus, Step } from 
 import { InstallPlanPhase, Resources, StepStatus } from '../apis/operators.js';
 import { objectKey } from '../kube/cache.js';
 import { isEstablished, isRefusedForGood, notEstablishedReason } from '../kube/crds.js';
-import { formatTime, statusChanged } from '../kube/conditions.js';
+import { formatTime, setCondition } from '../kube/conditions.js';
+import { writeStatus } from '../kube/status.js';
 import { formatApiError, isPermanentRejection, parseApiError } from '../kube/errors.js';
 import type { CSVIdentity } from '../install/ownership.js';
 import { type InstallStep, ownInstallSteps, stepObject, stepsByPhase } from '../install/plan.js';
@@ -23,6 +24,7 @@ import type { Problem } from '../util/result.js';
 import type { Controller, ControllerContext } from './context.js';
 import {
   csvDeploymentProblems,
+  type PlanCondition,
   type PlannedSteps,
   planSteps,
   prunedMessage,
@@ -35,7 +37,6 @@ import {
 
 type PlannedInstall = Extract<PlannedSteps, { kind: 'steps' }>;
 
-const ipApiVersion = `${Resources.InstallPlan.group}/${Resources.InstallPlan.version}`;
 /** How soon to look again at a CRD that is not Established yet, or a catalog not loaded yet. */
 const establishPollMs = 500;
 const catalogWaitMs = 5_000;
@@ -68,7 +69,7 @@ export const installPlanController: Controller = {
 
     const planned = await planSteps(ctx, ip);
     if (planned.kind === 'wait') {
-      await writeStatus(ctx, ip, {
+      await setPlanStatus(ctx, ip, {
         phase: ip.status?.phase || InstallPlanPhase.Planning,
         message: planned.message,
       });
@@ -81,7 +82,7 @@ export const installPlanController: Controller = {
     // Bundle warnings are known before anything is applied: a Manual plan shows them too.
     const warned = warningConditions(ip.status?.conditions, { warnings: planned.warnings }, ctx.clock.now());
     if (!ip.spec.approved) {
-      await writeStatus(ctx, ip, {
+      await setPlanStatus(ctx, ip, {
         phase: InstallPlanPhase.RequiresApproval,
         plan: planned.steps.map((s) => asStep(s, StepStatus.Unknown)),
         catalogSources: planned.catalogSources,
@@ -110,7 +111,7 @@ async function execute(
   const base = { phase: InstallPlanPhase.Installing, catalogSources, startTime };
   // Say that the plan is being carried out before carrying it out (`kubectl get ip -w` shows it).
   if (ip.status?.phase !== InstallPlanPhase.Installing)
-    await writeStatus(ctx, ip, { ...base, plan: status(), conditions });
+    await setPlanStatus(ctx, ip, { ...base, plan: status(), conditions });
   // Every field pruned from what this run applies (each run applies the whole plan again).
   const pruned: Problem[] = [];
   // Required fields of the CSV that it lacked, given their zero values as OLM's decoding does.
@@ -168,7 +169,7 @@ async function execute(
       return;
     }
     if (waiting.length > 0) {
-      await writeStatus(ctx, ip, {
+      await setPlanStatus(ctx, ip, {
         ...base,
         plan: status(),
         conditions,
@@ -180,7 +181,7 @@ async function execute(
 
   ctx.log.info({ steps: steps.length, pruned: pruned.length }, 'installplan complete');
   const now = ctx.clock.now();
-  await writeStatus(ctx, ip, {
+  await setPlanStatus(ctx, ip, {
     ...base,
     phase: InstallPlanPhase.Complete,
     plan: status(),
@@ -278,7 +279,7 @@ async function fail(
   plan?: Step[],
   conditions = ip.status?.conditions,
 ) {
-  await writeStatus(ctx, ip, {
+  await setPlanStatus(ctx, ip, {
     phase: InstallPlanPhase.Failed,
     message,
     ...(plan ? { plan } : {}),
@@ -300,21 +301,20 @@ function setIPCondition(
   message: string,
   now: number,
 ): InstallPlanCondition[] {
-  const others = (conditions ?? []).filter((c) => c.type !== InstallPlanConditionType.Installed);
-  const prev = conditions?.find((c) => c.type === InstallPlanConditionType.Installed);
-  const t = formatTime(now);
-  const condition: InstallPlanCondition = {
-    type: InstallPlanConditionType.Installed,
-    status,
-    lastUpdateTime: t,
-    lastTransitionTime: prev?.status === status ? (prev.lastTransitionTime ?? t) : t,
-    ...(reason ? { reason } : {}),
-    ...(message ? { message } : {}),
-  };
-  return [...others, condition];
+  return setCondition<PlanCondition>(
+    conditions as PlanCondition[] | undefined,
+    {
+      type: InstallPlanConditionType.Installed,
+      status,
+      lastUpdateTime: formatTime(now),
+      ...(reason ? { reason } : {}),
+      ...(message ? { message } : {}),
+    },
+    now,
+  );
 }
 
-async function writeStatus(ctx: ControllerContext, ip: InstallPlan, changes: Partial<InstallPlanStatus>) {
+async function setPlanStatus(ctx: ControllerContext, ip: InstallPlan, changes: Partial<InstallPlanStatus>) {
   const prev = ip.status;
   const next: InstallPlanStatus = {
     phase: InstallPlanPhase.None,
@@ -324,11 +324,5 @@ async function writeStatus(ctx: ControllerContext, ip: InstallPlan, changes: Par
   };
   if (changes.message === undefined) delete next.message;
   for (const k of Object.keys(next) as (keyof InstallPlanStatus)[]) if (next[k] === undefined) delete next[k];
-  if (!statusChanged(prev, next)) return;
-  await ctx.applier.applyStatus({
-    apiVersion: ipApiVersion,
-    kind: Resources.InstallPlan.kind,
-    metadata: { name: ip.metadata.name, namespace: ip.metadata.namespace },
-    status: next,
-  });
+  await writeStatus(ctx.applier, { resource: Resources.InstallPlan, object: ip, next });
 }
