@@ -87,16 +87,6 @@ export function crdGVKs(crd: KubeManifest): GVK[] {
   return [...versions].map((version) => ({ group, version, kind }));
 }
 
-/** The CSV's `olm.skipRange` annotation, if any. */
-export function csvSkipRange(csv: KubeManifest): string | undefined {
-  return str(csv, 'metadata', 'annotations', 'olm.skipRange');
-}
-
-/** The CSV's `spec.skips`, keeping only strings (validation reports the rest). */
-export function csvSkips(csv: KubeManifest): string[] {
-  return (arr(csv, 'spec', 'skips') ?? []).filter((s): s is string => typeof s === 'string');
-}
-
 /**
  * True when Go's encoding/json would decode `s` as a `[]byte` (standard base64 with padding; line
  * breaks are ignored). opm holds package icons that way and refuses a catalog with a bad one.

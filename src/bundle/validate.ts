@@ -13,6 +13,7 @@ import {
   MaxManifestBytes,
 } from '../apis/bundle.js';
 import { type Property, PropertyType } from '../apis/fbc.js';
+import { csvEdgeProblems } from '../olm/csv-edges.js';
 import { parseRange, parseVersion } from '../olm/version.js';
 import type { Problem } from '../util/result.js';
 import { unknownSchemaKeywords } from './crd-schema.js';
@@ -214,24 +215,7 @@ function checkCSV(bundle: Bundle, m: BundleManifest, report: Report): void {
   } else if (!parseVersion(version)) {
     error('spec.version', `"${version}" is not a semver version (like 1.2.3 or 1.2.3-rc.1)`);
   }
-  if (spec.replaces !== undefined) {
-    if (typeof spec.replaces !== 'string') error('spec.replaces', 'must be a string (a CSV name)');
-    else if (spec.replaces === name) error('spec.replaces', 'a CSV cannot replace itself');
-  }
-  if (spec.skips !== undefined) {
-    const skips = spec.skips;
-    if (!Array.isArray(skips)) error('spec.skips', 'must be a list of CSV names');
-    else
-      skips.forEach((s, i) => {
-        if (typeof s !== 'string' || s === '') error(`spec.skips[${i}]`, 'must be a CSV name');
-        else if (s === name) error(`spec.skips[${i}]`, 'a CSV cannot skip itself');
-      });
-  }
-  const skipRange = str(csv, 'metadata', 'annotations', CSVAnnotation.SkipRange);
-  if (skipRange !== undefined) {
-    const r = parseRange(skipRange);
-    if (!r.ok) error(`metadata.annotations.${CSVAnnotation.SkipRange}`, r.message);
-  }
+  for (const bad of csvEdgeProblems(csv, name)) error(bad.field, bad.message);
   checkInstallModes(spec, error);
   const deployments = checkInstall(spec, error, warn);
   checkOwnedCRDs(bundle, spec, error);

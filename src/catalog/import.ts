@@ -40,7 +40,7 @@ import {
   type PackageDoc,
   Schema,
 } from '../apis/fbc.js';
-import { csvIcon, csvSkipRange, csvSkips, describe, isCSV, str } from '../bundle/manifest.js';
+import { csvIcon, describe, isCSV, str } from '../bundle/manifest.js';
 import { isPackageManifestDir, readPackageManifestDir } from '../bundle/package-manifest.js';
 import { readBundleDir } from '../bundle/read.js';
 import { bundleToDoc, labelOf } from '../bundle/render.js';
@@ -50,6 +50,7 @@ import { isObject, parseYamlStream } from '../bundle/yaml.js';
 import type { Problem } from '../util/result.js';
 import { runInWorkers, workerStarter } from '../util/workers.js';
 import { channelHeads } from '../olm/channel-graph.js';
+import { csvEdges } from '../olm/csv-edges.js';
 import type { WorkRequest, WorkResponse } from './import-worker.js';
 import { mapConcurrently } from './load.js';
 import { setOrigin } from './origin.js';
@@ -246,20 +247,9 @@ function renderBundles(
       });
       continue;
     }
-    out.set(name, { doc: doc.value, bundle, entry: entryOf(name, csv), version });
+    out.set(name, { doc: doc.value, bundle, entry: csvEdges(name, csv), version });
   }
   return out;
-}
-
-function entryOf(name: string, csv: Bundle['manifests'][number]['object']): ChannelEntry {
-  const e: ChannelEntry = { name };
-  const replaces = str(csv, 'spec', 'replaces');
-  if (replaces) e.replaces = replaces;
-  const skips = csvSkips(csv);
-  if (skips.length) e.skips = skips;
-  const skipRange = csvSkipRange(csv);
-  if (skipRange) e.skipRange = skipRange;
-  return e;
 }
 
 const byVersion = (rendered: Map<string, Rendered>) => (a: string, b: string) =>

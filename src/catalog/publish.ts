@@ -28,7 +28,8 @@ import {
   PropertyType,
   Schema,
 } from '../apis/fbc.js';
-import { csvIcon, csvSkipRange, csvSkips, str } from '../bundle/manifest.js';
+import { csvIcon, str } from '../bundle/manifest.js';
+import { csvEdges, hasEdges } from '../olm/csv-edges.js';
 import { isObject } from '../bundle/yaml.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { originOf, setOrigin } from './origin.js';
@@ -213,14 +214,8 @@ function copied<T extends object>(original: T, copy: T): T {
 
 /** The CSV's own edges, or undefined when it declares none. */
 function declaredEdges(name: string, csv: KubeManifest): ChannelEntry | undefined {
-  const e: ChannelEntry = { name };
-  const replaces = str(csv, 'spec', 'replaces');
-  if (replaces) e.replaces = replaces;
-  const skips = csvSkips(csv);
-  if (skips.length) e.skips = skips;
-  const skipRange = csvSkipRange(csv);
-  if (skipRange) e.skipRange = skipRange;
-  return e.replaces || e.skips || e.skipRange ? e : undefined;
+  const e = csvEdges(name, csv);
+  return hasEdges(e) ? e : undefined;
 }
 
 /** The semver rule's entry for a new newest version of `ch` (see the module comment). */
