@@ -13,7 +13,8 @@
  *   js-yaml's core schema alone, so the two show what the block reader saves;
  * - catalog.decode.bundle.first / .cached: decoding the install manifests of the corpus's largest
  *   bundles (by manifest bytes) as the InstallPlan controller does, the first time and again for
- *   the same content (the decoder's cache).
+ *   the same content (the decoder's cache); catalog.decode.bundle.manifests.codec / .yaml_lib:
+ *   parsing just those manifests with the codec and with the `yaml` library that decoded them before.
  * All of it runs the compiled modules in dist/, as the `bosun` command does.
  * Without BOSUN_CORPUS_DIR it reports nothing and says why.
  */
@@ -24,6 +25,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { execFileSync } from 'node:child_process';
 import jsyaml from 'js-yaml';
+import { parseAllDocuments } from 'yaml';
 import { CatalogFormat } from '../../src/catalog/encode.js';
 import type { Emit } from './run.js';
 
@@ -43,6 +45,7 @@ async function compiled() {
     ...(await load<typeof import('../../src/cli/main.js')>('cli/main.js')),
     ...(await load<typeof import('../../src/bundle/yaml.js')>('bundle/yaml.js')),
     ...(await load<typeof import('../../src/install/bundle-objects.js')>('install/bundle-objects.js')),
+    ...(await load<typeof import('../../src/catalog/payloads.js')>('catalog/payloads.js')),
   };
 }
 
@@ -132,7 +135,7 @@ async function decodeFigures(
   corpus: string,
   catalogDir: string,
 ): Promise<void> {
-  const { parseYamlStream, loadCatalog, bundleDecoder } = modules;
+  const { parseYamlStream, loadCatalog, bundleDecoder, isStoredPayload, withPayloads } = modules;
   const files = (await readdir(corpus, { recursive: true })).filter((f) => /\.ya?ml$/i.test(f)).sort();
   const texts = await Promise.all(files.map((f) => readFile(join(corpus, f), 'utf8')));
   const megabytes = Math.round(texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / 2 ** 20);
@@ -163,11 +166,12 @@ async function decodeFigures(
 
   const loaded = await loadCatalog(catalogDir);
   if (!loaded.ok) throw new Error('the written catalog does not load again');
+  // Manifest bytes, stored in the catalog file or inline.
   const size = (b: (typeof loaded.value.bundles)[number]) =>
-    (b.properties ?? []).reduce(
-      (n, p) => n + (p.type === 'olm.bundle.object' ? JSON.stringify(p).length : 0),
-      0,
-    );
+    (b.properties ?? []).reduce((n, p) => {
+      const data = p.type === 'olm.bundle.object' ? (p.value as { data?: unknown }).data : undefined;
+      return n + (isStoredPayload(data) ? data.length : typeof data === 'string' ? data.length : 0);
+    }, 0);
   const largest = loaded.value.bundles
     .map((b) => ({ bundle: b, bytes: size(b) }))
     .sort((a, b) => b.bytes - a.bytes)
@@ -182,5 +186,28 @@ async function decodeFigures(
     let ok = 0;
     for (const l of largest) if ((await decoder.decode(l.bundle)).ok) ok++;
     emit({ name: `catalog.decode.bundle.${pass}`, value: since(t0), unit: 'ms', inputs: { ...inputs, ok } });
+  }
+  // The same manifests parsed by the codec and by the `yaml` library, which decoded them before.
+  const manifests: string[] = [];
+  for (const l of largest) {
+    for (const p of (await withPayloads(l.bundle)).properties) {
+      const data = p.type === 'olm.bundle.object' ? (p.value as { data?: unknown }).data : undefined;
+      if (typeof data === 'string') manifests.push(Buffer.from(data, 'base64').toString('utf8'));
+    }
+  }
+  const parsers = {
+    codec: (text: string) => parseYamlStream(text, 'manifest').ok,
+    yaml_lib: (text: string) =>
+      parseAllDocuments(text).every((d) => d.errors.length === 0 && d.toJS() !== undefined),
+  };
+  for (const [parser, parse] of Object.entries(parsers)) {
+    t0 = performance.now();
+    const ok = manifests.filter(parse).length;
+    emit({
+      name: `catalog.decode.bundle.manifests.${parser}`,
+      value: since(t0),
+      unit: 'ms',
+      inputs: { ...inputs, manifests: manifests.length, ok },
+    });
   }
 }
