@@ -30,6 +30,7 @@ import {
 } from '../apis/fbc.js';
 import { csvIcon, str } from '../bundle/manifest.js';
 import { csvEdges, hasEdges } from '../olm/csv-edges.js';
+import { semverChannelEdges } from '../olm/semver-edges.js';
 import { isObject } from '../bundle/yaml.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { originOf, setOrigin } from './origin.js';
@@ -241,17 +242,8 @@ function semverEntry(
     });
     return undefined;
   }
-  const sameY = members
-    .filter((m) => m.version.major === v.major && m.version.minor === v.minor)
-    .map((m) => m.name);
-  const earlierY = members
-    .filter((m) => m.version.major < v.major || (m.version.major === v.major && m.version.minor < v.minor))
-    .at(-1);
-  const entry: ChannelEntry = { name };
-  const skips = [...(earlierY ? [earlierY.name] : []), ...sameY];
-  if (earlierY) entry.replaces = earlierY.name;
-  if (skips.length) entry.skips = skips;
-  return entry;
+  // The rule the semver template renders channels with, applied to the channel plus the new version.
+  return semverChannelEdges([...members, { name, version: v }]).at(-1);
 }
 
 /**

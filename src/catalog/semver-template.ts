@@ -21,9 +21,10 @@
  *
  * Pure: the template and each bundle's name and version in, channels and default channel out.
  */
-import { type ChannelDoc, type ChannelEntry, Schema } from '../apis/fbc.js';
+import { type ChannelDoc, Schema } from '../apis/fbc.js';
 import { isObject } from '../bundle/yaml.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
+import { semverChannelEdges } from '../olm/semver-edges.js';
 import { compareVersions, parseVersion, type Version, versionCore } from '../olm/version.js';
 
 export const Archetype = {
@@ -240,7 +241,7 @@ export function generateSemverChannels(
     schema: Schema.Channel,
     package: pkg!,
     name,
-    entries: link(unlinked.get(name)!.members, spec.avoidSkipPatch),
+    entries: semverChannelEdges(unlinked.get(name)!.members, spec.avoidSkipPatch),
   }));
   return ok({ package: pkg, defaultChannel: hw.name, channels });
 }
@@ -264,30 +265,3 @@ function higherWater(
 }
 
 const kindRank = (k: StreamKind | undefined) => (k === StreamKind.Minor ? 2 : k === StreamKind.Major ? 1 : 0);
-
-/** Edges for one channel's entries (see the module comment). */
-function link(members: Member[], avoidSkipPatch: boolean): ChannelEntry[] {
-  const sorted = [...members].sort((x, y) => compareVersions(x.version, y.version));
-  const entries: ChannelEntry[] = sorted.map((m) => ({ name: m.name }));
-  if (avoidSkipPatch) {
-    for (let i = 1; i < entries.length; i++) entries[i]!.replaces = entries[i - 1]!.name;
-    return entries;
-  }
-  let previousZMax: string | undefined;
-  let start = 0;
-  while (start < sorted.length) {
-    let end = start;
-    const y = (m: Member) => `${m.version.major}.${m.version.minor}`;
-    while (end + 1 < sorted.length && y(sorted[end + 1]!) === y(sorted[start]!)) end++;
-    const zmax = entries[end]!;
-    const skips = entries.slice(start, end).map((e) => e.name);
-    if (previousZMax) {
-      zmax.replaces = previousZMax;
-      skips.unshift(previousZMax);
-    }
-    if (skips.length) zmax.skips = skips;
-    previousZMax = zmax.name;
-    start = end + 1;
-  }
-  return entries;
-}
