@@ -29,7 +29,7 @@ import { emptyConfig } from '../apis/fbc.js';
 import { parseFileParts } from '../catalog/load.js';
 import type { Problem } from '../util/result.js';
 import type { Spooled } from './catalog-spool.js';
-import type { CatalogRef, Controller, ControllerContext } from './context.js';
+import type { CatalogRef, Controller, ScopedContext } from './context.js';
 
 /** A failing source is retried this often (or at its poll interval, if that is sooner). */
 const failureRetryMs = 10_000;
@@ -46,7 +46,22 @@ type Fetched =
   | { ok: true; spooled: Spooled; where: string; address?: string; configMap?: ConfigMap }
   | { ok: false; reason: CatalogSourceConditionReason; message: string; address?: string };
 
-export const catalogSourceController: Controller = {
+const uses = {
+  informers: ['catalogSources'] as const,
+  ports: ['applier', 'catalogSpool', 'catalogs', 'client', 'clock', 'events'] as const,
+};
+
+/** What this controller reads and writes through; the manager gives it nothing else. */
+export type CatalogSourceContext = ScopedContext<
+  (typeof uses.informers)[number],
+  (typeof uses.ports)[number]
+>;
+
+export const catalogSourceController: Controller<
+  (typeof uses.informers)[number],
+  (typeof uses.ports)[number]
+> = {
+  ...uses,
   name: 'catalogsource',
   kind: 'CatalogSource',
   watch(ctx, enqueue) {
@@ -65,7 +80,7 @@ export const catalogSourceController: Controller = {
 };
 
 async function reconcileCatalogSource(
-  ctx: ControllerContext,
+  ctx: CatalogSourceContext,
   key: string,
 ): Promise<ReconcileResult | undefined> {
   const { namespace = '', name } = splitKey(key);
@@ -158,7 +173,7 @@ async function reconcileCatalogSource(
  * manifests left in the spooled file, to be read from there when a bundle is installed.
  */
 async function parseFetched(
-  ctx: ControllerContext,
+  ctx: CatalogSourceContext,
   ref: CatalogRef,
   fetched: Extract<Fetched, { ok: true }>,
 ): Promise<ParsedCatalog & { payloadFile?: string }> {
@@ -198,7 +213,7 @@ function pollInterval(
   return { ok: true, ms };
 }
 
-async function fetchCatalog(ctx: ControllerContext, cs: CatalogSource): Promise<Fetched> {
+async function fetchCatalog(ctx: CatalogSourceContext, cs: CatalogSource): Promise<Fetched> {
   const { namespace, name } = cs.metadata;
   const ref: CatalogRef = { namespace: namespace ?? '', name: name ?? '' };
   switch (cs.spec.sourceType) {
@@ -226,7 +241,7 @@ async function fetchCatalog(ctx: ControllerContext, cs: CatalogSource): Promise<
 }
 
 async function fetchConfigMap(
-  ctx: ControllerContext,
+  ctx: CatalogSourceContext,
   ref: CatalogRef,
   name: string | undefined,
 ): Promise<Fetched> {
@@ -265,7 +280,7 @@ async function fetchConfigMap(
 }
 
 async function fetchHttp(
-  ctx: ControllerContext,
+  ctx: CatalogSourceContext,
   ref: CatalogRef,
   address: string | undefined,
 ): Promise<Fetched> {

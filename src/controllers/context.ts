@@ -126,19 +126,14 @@ export interface Informers {
  */
 export const InstallPlanSubscriptionLabel = 'operators.coreos.com/subscription';
 
-export interface ControllerContext {
+/** What reconcilers reach the world through, besides informers. */
+export interface Ports {
   client: KubeClient;
   applier: Applier;
   /** Live schemas of kinds: what is applied from a bundle is pruned by them first. */
   schemas: SchemaSource;
   events: EventRecorder;
-  /**
-   * The manager gives each reconcile a child logger (kind, namespace, name, reconcileID): read
-   * `ctx.log` inside the reconcile function, not once when the controller is set up.
-   */
-  log: Logger;
   clock: Clock;
-  informers: Informers;
   catalogs: CatalogStore;
   /** Where fetched catalog content is kept on disk. */
   catalogSpool: CatalogSpool;
@@ -147,18 +142,56 @@ export interface ControllerContext {
   metrics: Metrics;
 }
 
+export type InformerName = keyof Informers;
+export type PortName = keyof Ports;
+
+/** The whole context, built once by the manager; each controller sees only its `ScopedContext`. */
+export interface ControllerContext extends Ports {
+  /**
+   * The manager gives each reconcile a child logger (kind, namespace, name, reconcileID): read
+   * `ctx.log` inside the reconcile function, not once when the controller is set up.
+   */
+  log: Logger;
+  informers: Informers;
+}
+
+/** What a controller declared it uses: those informers, those ports, and the logger. */
+export type ScopedContext<I extends InformerName, P extends PortName> = {
+  readonly log: Logger;
+  informers: Pick<Informers, I>;
+} & Pick<Ports, P>;
+
 /**
- * One reconciler. `watch` subscribes to the informers (and the catalog store) whose changes
- * should reconcile some key, and calls `enqueue` with that key; `reconcile` does the work for
- * one key (level-based: read the world, compute, apply, write status only if it changed).
+ * One reconciler. It declares the informers and ports it uses and is given only those. `watch`
+ * subscribes to the informers (and the catalog store) whose changes should reconcile some key,
+ * and calls `enqueue` with that key; `reconcile` does the work for one key (level-based: read the
+ * world, compute, apply, write status only if it changed).
  */
-export interface Controller {
+export interface Controller<I extends InformerName = InformerName, P extends PortName = PortName> {
   /** Names the controller in logs and metrics, e.g. `subscription`. */
   name: string;
   /** The kind it reconciles, for logs (e.g. `Subscription`); defaults to the name. */
   kind?: string;
   /** What a key names: an object (`namespace/name`, the default) or a whole namespace. */
   keyScope?: 'object' | 'namespace';
-  watch(ctx: ControllerContext, enqueue: (key: string) => void): void;
-  reconcile(ctx: ControllerContext): Reconcile;
+  informers: readonly I[];
+  ports: readonly P[];
+  watch(ctx: ScopedContext<I, P>, enqueue: (key: string) => void): void;
+  reconcile(ctx: ScopedContext<I, P>): Reconcile;
+}
+
+/** A controller's context: the declared informers and ports of `ctx`, nothing else. */
+export function scopedContext<I extends InformerName, P extends PortName>(
+  ctx: ControllerContext,
+  uses: { informers: readonly I[]; ports: readonly P[] },
+): ScopedContext<I, P> {
+  const informers = Object.fromEntries(uses.informers.map((i) => [i, ctx.informers[i]])) as Pick<
+    Informers,
+    I
+  >;
+  const ports = Object.fromEntries(uses.ports.map((p) => [p, ctx[p]])) as unknown as Pick<Ports, P>;
+  const scoped = { ...ports, informers } as ScopedContext<I, P>;
+  // The logger is the current reconcile's, read when used.
+  Object.defineProperty(scoped, 'log', { get: () => ctx.log, enumerable: true });
+  return scoped;
 }

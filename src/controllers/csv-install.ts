@@ -11,7 +11,7 @@ import { CopiedFromLabel, ownerSelector } from '../install/ownership.js';
 import type { RbacRef } from '../install/rbac.js';
 import type { ServingObjects } from '../install/serving.js';
 import { collectionPath, objectPath } from '../kube/client.js';
-import type { ControllerContext } from './context.js';
+import type { CSVContext } from './csv.js';
 import { applyServingAfterDeployments } from './csv-serving.js';
 import { deleteIfPresent, Rbac } from './objects.js';
 
@@ -24,7 +24,7 @@ import { deleteIfPresent, Rbac } from './objects.js';
  * and CRD conversions (./csv-serving.ts).
  */
 export async function applyInstall(
-  ctx: ControllerContext,
+  ctx: CSVContext,
   csv: ClusterServiceVersion,
   desired: CSVObjects,
   serving?: ServingObjects,
@@ -42,7 +42,7 @@ export async function applyInstall(
  * fields the kind's live schema does not declare: OLM decodes them into Go types, which drops
  * such fields, and server-side apply would refuse them. The InstallPlan reports them.
  */
-async function applyPruned(ctx: ControllerContext, obj: KubeObject) {
+async function applyPruned(ctx: CSVContext, obj: KubeObject) {
   const { value, fields } = await ctx.schemas.prune(obj);
   if (fields.length > 0) {
     ctx.log.debug({ object: `${obj.kind}/${obj.metadata?.name ?? ''}`, fields }, 'pruned undeclared fields');
@@ -51,10 +51,7 @@ async function applyPruned(ctx: ControllerContext, obj: KubeObject) {
 }
 
 /** The Roles and RoleBindings on the cluster copied from the CSV into target namespaces. */
-export async function observeCopiedRbac(
-  ctx: ControllerContext,
-  csv: ClusterServiceVersion,
-): Promise<RbacRef[]> {
+export async function observeCopiedRbac(ctx: CSVContext, csv: ClusterServiceVersion): Promise<RbacRef[]> {
   const ref = { name: csv.metadata.name ?? '', namespace: csv.metadata.namespace ?? '' };
   const selector = `${ownerSelector(ref)},${CopiedFromLabel}`;
   const copied: RbacRef[] = [];
@@ -70,7 +67,7 @@ export async function observeCopiedRbac(
   return copied;
 }
 
-async function deleteRbac(ctx: ControllerContext, stale: readonly RbacRef[]) {
+async function deleteRbac(ctx: CSVContext, stale: readonly RbacRef[]) {
   for (const r of stale) {
     if (await deleteIfPresent(ctx.client, objectPath(Rbac[r.kind], r.name, r.namespace))) {
       ctx.log.info({ kind: r.kind, namespace: r.namespace, name: r.name }, 'removed rbac no longer targeted');

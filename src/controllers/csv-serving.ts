@@ -39,7 +39,7 @@ import { collectionPath, objectPath } from '../kube/client.js';
 import { formatTime } from '../kube/conditions.js';
 import { isNotFound } from '../kube/errors.js';
 import { formatProblem, type Result } from '../util/result.js';
-import type { ControllerContext } from './context.js';
+import type { CSVContext } from './csv.js';
 import type { CSVDecision } from './csv-phase.js';
 import { deleteIfPresent, mergePatch } from './objects.js';
 
@@ -99,10 +99,7 @@ export interface ServingState {
   verdicts: Map<string, CertificateVerdict>;
 }
 
-async function getIfPresent<T extends KubeObject>(
-  ctx: ControllerContext,
-  path: string,
-): Promise<T | undefined> {
+async function getIfPresent<T extends KubeObject>(ctx: CSVContext, path: string): Promise<T | undefined> {
   try {
     return await ctx.client.request<T>({ path });
   } catch (err) {
@@ -112,10 +109,7 @@ async function getIfPresent<T extends KubeObject>(
 }
 
 /** Step 1: which Deployments serve, and the certificates stored for them. */
-export async function observeServing(
-  ctx: ControllerContext,
-  csv: ClusterServiceVersion,
-): Promise<ServingState> {
+export async function observeServing(ctx: CSVContext, csv: ClusterServiceVersion): Promise<ServingState> {
   const plan = servingDeployments(csv);
   const serving = plan.ok ? plan.value : [];
   const secrets = new Map<string, KubeObject | undefined>();
@@ -172,7 +166,7 @@ export interface ServingObservation {
 
 /** Step 2: the serving objects on the cluster against what the stored certificates render. */
 export async function checkServingObjects(
-  ctx: ControllerContext,
+  ctx: CSVContext,
   csv: ClusterServiceVersion,
   operatorGroup: OperatorGroup,
   state: ServingState,
@@ -276,7 +270,7 @@ export interface ServingInstall {
 
 /** Step 4a: fresh certificates stay; the others are replaced by new ones. */
 export async function prepareServingInstall(
-  ctx: ControllerContext,
+  ctx: CSVContext,
   csv: ClusterServiceVersion,
   operatorGroup: OperatorGroup,
   state: ServingState,
@@ -324,7 +318,7 @@ export async function prepareServingInstall(
  * webhook configurations the CSV owns but no longer declares.
  */
 export async function applyServingAfterDeployments(
-  ctx: ControllerContext,
+  ctx: CSVContext,
   csv: ClusterServiceVersion,
   objects: ServingObjects,
 ) {
@@ -356,7 +350,7 @@ const webhookConfigurationKinds = [
 
 /** The webhook configurations of both kinds that carry a CSV's owner labels. */
 async function ownedWebhookConfigurations(
-  ctx: ControllerContext,
+  ctx: CSVContext,
   csv: { name: string; namespace: string },
 ): Promise<KubeObject[]> {
   const out: KubeObject[] = [];
@@ -376,7 +370,7 @@ async function ownedWebhookConfigurations(
  * src/install/apiservices.ts) and says so with a Warning event when the CSV reaches Succeeded.
  */
 export async function reportUnavailableAPIServices(
-  ctx: ControllerContext,
+  ctx: CSVContext,
   csv: ClusterServiceVersion,
   decision: CSVDecision,
   observation: ServingObservation | undefined,
@@ -406,7 +400,7 @@ export function servingRequeueAfter(state: ServingState, now: number): number | 
  * no CSV left there declares, go back to strategy None (the webhook's Service is gone with the
  * operator, and the API server could no longer read their custom resources in other versions).
  */
-export async function resetOrphanedConversions(ctx: ControllerContext, namespace: string): Promise<string[]> {
+export async function resetOrphanedConversions(ctx: CSVContext, namespace: string): Promise<string[]> {
   const names = orphanedConversions(ctx.informers.crds.list(), namespace, ctx.informers.csvs.list(namespace));
   const reset: string[] = [];
   for (const name of names) {

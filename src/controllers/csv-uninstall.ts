@@ -12,7 +12,7 @@ import { InstallPlanPhase, Resources } from '../apis/operators.js';
 import { anyCSVOwnerSelector, CopiedFromLabel, csvOwnerOf, ownerSelector } from '../install/ownership.js';
 import { objectKey } from '../kube/cache.js';
 import { collectionPath, objectPath } from '../kube/client.js';
-import type { ControllerContext } from './context.js';
+import type { CSVContext } from './csv.js';
 import { resetOrphanedConversions, ServingClusterResources } from './csv-serving.js';
 import { deleteByLabel, exists, Rbac } from './objects.js';
 
@@ -22,7 +22,7 @@ import { deleteByLabel, exists, Rbac } from './objects.js';
  * has not seen yet is never cleaned up, and skipped while an InstallPlan is still creating it
  * (its RBAC is applied before the CSV exists).
  */
-export async function cleanupDeleted(ctx: ControllerContext, namespace: string, name: string) {
+export async function cleanupDeleted(ctx: CSVContext, namespace: string, name: string) {
   if (await exists(ctx.client, objectPath(Resources.ClusterServiceVersion, name, namespace))) return;
   const installing = ctx.informers.installPlans
     .list(namespace)
@@ -51,7 +51,7 @@ export async function cleanupDeleted(ctx: ControllerContext, namespace: string, 
 }
 
 /** Once the caches are filled: enqueue the CSVs that own cluster RBAC but no longer exist. */
-export async function sweepOrphans(ctx: ControllerContext, enqueue: (key: string) => void) {
+export async function sweepOrphans(ctx: CSVContext, enqueue: (key: string) => void) {
   try {
     await Promise.all([ctx.informers.csvs.synced(), ctx.informers.installPlans.synced()]);
     // ClusterRoles, webhook configurations, APIServices, and Roles copied into target

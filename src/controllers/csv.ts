@@ -25,7 +25,7 @@ import { objectKey, splitKey } from '../kube/cache.js';
 import { objectPath } from '../kube/client.js';
 import { formatTime } from '../kube/conditions.js';
 import { writeStatus } from '../kube/status.js';
-import type { Controller, ControllerContext } from './context.js';
+import type { Controller, ScopedContext } from './context.js';
 import { applyInstall, observeCopiedRbac } from './csv-install.js';
 import { type CSVDecision, decideCSVPhase } from './csv-phase.js';
 import { checkRequirements, operatorGroupVerdict } from './csv-requirements.js';
@@ -46,7 +46,25 @@ const maxHistory = 20;
 /** ServiceAccounts have no informer: poll while one is missing. */
 const missingServiceAccountRetryMs = 2_000;
 
-export const csvController: Controller = {
+const uses = {
+  informers: [
+    'crds',
+    'csvs',
+    'deployments',
+    'installPlans',
+    'namespaces',
+    'operatorConditions',
+    'operatorGroups',
+    'subscriptions',
+  ] as const,
+  ports: ['applier', 'client', 'clock', 'events', 'schemas'] as const,
+};
+
+/** What this controller reads and writes through; the manager gives it nothing else. */
+export type CSVContext = ScopedContext<(typeof uses.informers)[number], (typeof uses.ports)[number]>;
+
+export const csvController: Controller<(typeof uses.informers)[number], (typeof uses.ports)[number]> = {
+  ...uses,
   name: 'csv',
   kind: Resources.ClusterServiceVersion.kind,
   watch(ctx, enqueue) {
@@ -111,7 +129,7 @@ function enqueueOwner(d: { metadata?: { labels?: Record<string, string> } }, enq
   if (owner) enqueue(objectKey(owner.namespace, owner.name));
 }
 
-async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) {
+async function reconcileCSV(ctx: CSVContext, csv: ClusterServiceVersion) {
   const { informers } = ctx;
   const namespace = csv.metadata.namespace ?? '';
   const name = csv.metadata.name ?? '';
@@ -217,14 +235,14 @@ async function reconcileCSV(ctx: ControllerContext, csv: ClusterServiceVersion) 
 /** Phases in which the install strategy has been applied. */
 const installedPhases: ReadonlySet<string> = new Set([CSVPhase.Installing, CSVPhase.Succeeded]);
 
-function hasOperatorCondition(ctx: ControllerContext, csv: ClusterServiceVersion): boolean {
+function hasOperatorCondition(ctx: CSVContext, csv: ClusterServiceVersion): boolean {
   return (
     ctx.informers.operatorConditions.get(objectKey(csv.metadata.namespace, csv.metadata.name)) !== undefined
   );
 }
 
 /** The Subscription that installed this CSV, whose `spec.config` shapes its Deployments. */
-function subscriptionFor(ctx: ControllerContext, csv: ClusterServiceVersion): Subscription | undefined {
+function subscriptionFor(ctx: CSVContext, csv: ClusterServiceVersion): Subscription | undefined {
   const name = csv.metadata.name;
   return ctx.informers.subscriptions
     .list(csv.metadata.namespace)
@@ -232,11 +250,7 @@ function subscriptionFor(ctx: ControllerContext, csv: ClusterServiceVersion): Su
 }
 
 /** OLM's OperatorGroup annotations on the CSV itself, kept in step with the group. */
-async function annotateCSV(
-  ctx: ControllerContext,
-  csv: ClusterServiceVersion,
-  targets: OperatorGroupTargets,
-) {
+async function annotateCSV(ctx: CSVContext, csv: ClusterServiceVersion, targets: OperatorGroupTargets) {
   const want = operatorGroupAnnotations(targets, csv.metadata.namespace ?? '');
   const have = csv.metadata.annotations ?? {};
   if (Object.entries(want).every(([k, v]) => have[k] === v)) return;
@@ -248,7 +262,7 @@ async function annotateCSV(
 }
 
 async function setCSVStatus(
-  ctx: ControllerContext,
+  ctx: CSVContext,
   csv: ClusterServiceVersion,
   requirementStatus: ClusterServiceVersionStatus['requirementStatus'],
   d: CSVDecision,

@@ -33,7 +33,8 @@ import {
 import { type InstallStep, planInstall } from '../install/plan.js';
 import { type KindSchema, pruneValue } from '../install/prune.js';
 import type { OperatorGroup } from '../apis/operators.js';
-import type { CatalogRef, CatalogStore, ControllerContext } from './context.js';
+import type { InstallPlanContext } from './installplan.js';
+import type { CatalogRef, CatalogStore } from './context.js';
 import { formatProblem, type Problem } from '../util/result.js';
 
 export type PlannedSteps =
@@ -103,7 +104,7 @@ export function installTargets(
  */
 const bundles = bundleDecoder({ capacity: 32 });
 
-export async function planSteps(ctx: ControllerContext, ip: InstallPlan): Promise<PlannedSteps> {
+export async function planSteps(ctx: InstallPlanContext, ip: InstallPlan): Promise<PlannedSteps> {
   const namespace = ip.metadata.namespace ?? '';
   const targets = installTargets(
     ctx.informers.operatorGroups.list(namespace),

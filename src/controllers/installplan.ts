@@ -21,7 +21,7 @@ import { type InstallStep, ownInstallSteps, stepObject, stepsByPhase } from '../
 import { subschema } from '../install/prune.js';
 import { decodeAsTyped } from '../install/typed-decoding.js';
 import type { Problem } from '../util/result.js';
-import type { Controller, ControllerContext } from './context.js';
+import type { Controller, ScopedContext } from './context.js';
 import {
   csvDeploymentProblems,
   type PlanCondition,
@@ -44,59 +44,73 @@ const catalogWaitMs = 5_000;
 const finished = (ip: InstallPlan) =>
   ip.status?.phase === InstallPlanPhase.Complete || ip.status?.phase === InstallPlanPhase.Failed;
 
-export const installPlanController: Controller = {
-  name: 'installplan',
-  kind: Resources.InstallPlan.kind,
-  watch(ctx, enqueue) {
-    const { informers } = ctx;
-    const unfinishedIn = (ns?: string) => {
-      for (const ip of informers.installPlans.list(ns)) {
-        if (!finished(ip)) enqueue(objectKey(ip.metadata.namespace, ip.metadata.name));
-      }
-    };
-    const onPlan = (ip: InstallPlan) => enqueue(objectKey(ip.metadata.namespace, ip.metadata.name));
-    informers.installPlans.on({ add: onPlan, update: (_, ip) => onPlan(ip) });
-    // The OperatorGroup scopes the RBAC a plan lists; catalogs hold the bundles; CRDs being
-    // Established lets a waiting plan go on.
-    const onGroup = (og: { metadata: { namespace?: string } }) => unfinishedIn(og.metadata.namespace);
-    informers.operatorGroups.on({ add: onGroup, update: (_, og) => onGroup(og), delete: onGroup });
-    informers.crds.on({ add: () => unfinishedIn(), update: () => unfinishedIn() });
-    ctx.catalogs.onChange(() => unfinishedIn());
-  },
-  reconcile: (ctx) => async (key) => {
-    const ip = ctx.informers.installPlans.get(key);
-    if (ip === undefined || ip.metadata.deletionTimestamp || finished(ip)) return;
-
-    const planned = await planSteps(ctx, ip);
-    if (planned.kind === 'wait') {
-      await setPlanStatus(ctx, ip, {
-        phase: ip.status?.phase || InstallPlanPhase.Planning,
-        message: planned.message,
-      });
-      return { requeueAfter: catalogWaitMs };
-    }
-    if (planned.kind === 'failed') {
-      await fail(ctx, ip, planned.message);
-      return;
-    }
-    // Bundle warnings are known before anything is applied: a Manual plan shows them too.
-    const warned = warningConditions(ip.status?.conditions, { warnings: planned.warnings }, ctx.clock.now());
-    if (!ip.spec.approved) {
-      await setPlanStatus(ctx, ip, {
-        phase: InstallPlanPhase.RequiresApproval,
-        plan: planned.steps.map((s) => asStep(s, StepStatus.Unknown)),
-        catalogSources: planned.catalogSources,
-        conditions: warned,
-      });
-      return;
-    }
-    return execute(ctx, ip, planned, warned);
-  },
+const uses = {
+  informers: ['crds', 'csvs', 'installPlans', 'namespaces', 'operatorGroups'] as const,
+  ports: ['applier', 'catalogs', 'clock', 'events', 'schemas'] as const,
 };
+
+/** What this controller reads and writes through; the manager gives it nothing else. */
+export type InstallPlanContext = ScopedContext<(typeof uses.informers)[number], (typeof uses.ports)[number]>;
+
+export const installPlanController: Controller<(typeof uses.informers)[number], (typeof uses.ports)[number]> =
+  {
+    ...uses,
+    name: 'installplan',
+    kind: Resources.InstallPlan.kind,
+    watch(ctx, enqueue) {
+      const { informers } = ctx;
+      const unfinishedIn = (ns?: string) => {
+        for (const ip of informers.installPlans.list(ns)) {
+          if (!finished(ip)) enqueue(objectKey(ip.metadata.namespace, ip.metadata.name));
+        }
+      };
+      const onPlan = (ip: InstallPlan) => enqueue(objectKey(ip.metadata.namespace, ip.metadata.name));
+      informers.installPlans.on({ add: onPlan, update: (_, ip) => onPlan(ip) });
+      // The OperatorGroup scopes the RBAC a plan lists; catalogs hold the bundles; CRDs being
+      // Established lets a waiting plan go on.
+      const onGroup = (og: { metadata: { namespace?: string } }) => unfinishedIn(og.metadata.namespace);
+      informers.operatorGroups.on({ add: onGroup, update: (_, og) => onGroup(og), delete: onGroup });
+      informers.crds.on({ add: () => unfinishedIn(), update: () => unfinishedIn() });
+      ctx.catalogs.onChange(() => unfinishedIn());
+    },
+    reconcile: (ctx) => async (key) => {
+      const ip = ctx.informers.installPlans.get(key);
+      if (ip === undefined || ip.metadata.deletionTimestamp || finished(ip)) return;
+
+      const planned = await planSteps(ctx, ip);
+      if (planned.kind === 'wait') {
+        await setPlanStatus(ctx, ip, {
+          phase: ip.status?.phase || InstallPlanPhase.Planning,
+          message: planned.message,
+        });
+        return { requeueAfter: catalogWaitMs };
+      }
+      if (planned.kind === 'failed') {
+        await fail(ctx, ip, planned.message);
+        return;
+      }
+      // Bundle warnings are known before anything is applied: a Manual plan shows them too.
+      const warned = warningConditions(
+        ip.status?.conditions,
+        { warnings: planned.warnings },
+        ctx.clock.now(),
+      );
+      if (!ip.spec.approved) {
+        await setPlanStatus(ctx, ip, {
+          phase: InstallPlanPhase.RequiresApproval,
+          plan: planned.steps.map((s) => asStep(s, StepStatus.Unknown)),
+          catalogSources: planned.catalogSources,
+          conditions: warned,
+        });
+        return;
+      }
+      return execute(ctx, ip, planned, warned);
+    },
+  };
 
 /** Carries out an approved plan; `conditions` are the plan's conditions as they should be now. */
 async function execute(
-  ctx: ControllerContext,
+  ctx: InstallPlanContext,
   ip: InstallPlan,
   planned: PlannedInstall,
   conditions: InstallPlanCondition[],
@@ -198,7 +212,7 @@ async function execute(
  * Each pruned field is added to `pruned`; for a CSV, so are the fields of its Deployment specs
  * that the Deployments will be applied without.
  */
-async function prunedStep(ctx: ControllerContext, step: InstallStep, pruned: Problem[], filled: Problem[]) {
+async function prunedStep(ctx: InstallPlanContext, step: InstallStep, pruned: Problem[], filled: Problem[]) {
   let object = stepObject(step);
   if (object.kind === Resources.ClusterServiceVersion.kind) {
     // OLM creates a CSV from its Go types: nulls are gone and required fields a manifest lacks
@@ -219,7 +233,7 @@ async function prunedStep(ctx: ControllerContext, step: InstallStep, pruned: Pro
 
 /** A Warning Event on the plan for its bundle warnings and for its pruned fields. */
 async function reportWarnings(
-  ctx: ControllerContext,
+  ctx: InstallPlanContext,
   ip: InstallPlan,
   warnings: readonly Problem[],
   pruned: readonly Problem[],
@@ -237,7 +251,7 @@ async function reportWarnings(
 }
 
 /** Objects in a namespace whose CSV exists already get their ownerReference right away. */
-function ownByExistingCSVs(ctx: ControllerContext, namespace: string, steps: InstallStep[]): InstallStep[] {
+function ownByExistingCSVs(ctx: InstallPlanContext, namespace: string, steps: InstallStep[]): InstallStep[] {
   let out = steps;
   for (const step of steps) {
     if (step.resource.kind !== Resources.ClusterServiceVersion.kind) continue;
@@ -273,7 +287,7 @@ function asStep(s: InstallStep, status: Step['status']): Step {
 }
 
 async function fail(
-  ctx: ControllerContext,
+  ctx: InstallPlanContext,
   ip: InstallPlan,
   message: string,
   plan?: Step[],
@@ -314,7 +328,7 @@ function setIPCondition(
   );
 }
 
-async function setPlanStatus(ctx: ControllerContext, ip: InstallPlan, changes: Partial<InstallPlanStatus>) {
+async function setPlanStatus(ctx: InstallPlanContext, ip: InstallPlan, changes: Partial<InstallPlanStatus>) {
   const prev = ip.status;
   const next: InstallPlanStatus = {
     phase: InstallPlanPhase.None,

@@ -10,7 +10,7 @@ import { Resources } from '../apis/operators.js';
 import { objectKey } from '../kube/cache.js';
 import { formatTime } from '../kube/conditions.js';
 import { writeStatus } from '../kube/status.js';
-import type { Controller } from './context.js';
+import type { Controller, ScopedContext } from './context.js';
 
 /**
  * The operator's conditions with the overrides put in their place (or appended). An override
@@ -38,7 +38,22 @@ export function effectiveConditions(
   return out;
 }
 
-export const operatorConditionController: Controller = {
+const uses = {
+  informers: ['operatorConditions'] as const,
+  ports: ['applier', 'clock'] as const,
+};
+
+/** What this controller reads and writes through; the manager gives it nothing else. */
+export type OperatorConditionContext = ScopedContext<
+  (typeof uses.informers)[number],
+  (typeof uses.ports)[number]
+>;
+
+export const operatorConditionController: Controller<
+  (typeof uses.informers)[number],
+  (typeof uses.ports)[number]
+> = {
+  ...uses,
   name: 'operatorcondition',
   kind: Resources.OperatorCondition.kind,
   watch(ctx, enqueue) {

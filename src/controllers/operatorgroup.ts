@@ -24,7 +24,7 @@ import { writeStatus } from '../kube/status.js';
 import { objectPath } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import { Builtin } from '../kube/resources.js';
-import type { Controller, ControllerContext } from './context.js';
+import type { Controller, ScopedContext } from './context.js';
 import { mergePatch } from './objects.js';
 
 /**
@@ -69,7 +69,22 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
-export const operatorGroupController: Controller = {
+const uses = {
+  informers: ['namespaces', 'operatorGroups'] as const,
+  ports: ['applier', 'client', 'clock'] as const,
+};
+
+/** What this controller reads and writes through; the manager gives it nothing else. */
+export type OperatorGroupContext = ScopedContext<
+  (typeof uses.informers)[number],
+  (typeof uses.ports)[number]
+>;
+
+export const operatorGroupController: Controller<
+  (typeof uses.informers)[number],
+  (typeof uses.ports)[number]
+> = {
+  ...uses,
   name: 'operatorgroup',
   kind: Resources.OperatorGroup.kind,
   watch(ctx, enqueue) {
@@ -128,7 +143,7 @@ export const operatorGroupController: Controller = {
  * select a group's namespaces. `og` is the group being reconciled, with its new targets.
  */
 async function labelNamespaces(
-  ctx: ControllerContext,
+  ctx: OperatorGroupContext,
   namespaces: readonly NamespaceInfo[],
   og?: OperatorGroup,
   targets?: readonly string[],

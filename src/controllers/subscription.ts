@@ -26,7 +26,7 @@ import { writeStatus } from '../kube/status.js';
 import { isAlreadyExists } from '../kube/errors.js';
 import { explainText, resolve } from '../resolver/index.js';
 import type { ResolutionResult, SubscriptionOutcome } from '../resolver/types.js';
-import type { Controller, ControllerContext } from './context.js';
+import type { Controller, ScopedContext } from './context.js';
 import {
   type CatalogState,
   desiredInstallPlan,
@@ -38,7 +38,19 @@ import {
   subscriptionStatus,
 } from './subscription-plan.js';
 
-export const subscriptionController: Controller = {
+const uses = {
+  informers: ['catalogSources', 'csvs', 'installPlans', 'operatorGroups', 'subscriptions'] as const,
+  ports: ['applier', 'catalogs', 'client', 'clock', 'events', 'globalNamespace', 'metrics'] as const,
+};
+
+/** What this controller reads and writes through; the manager gives it nothing else. */
+export type SubscriptionContext = ScopedContext<(typeof uses.informers)[number], (typeof uses.ports)[number]>;
+
+export const subscriptionController: Controller<
+  (typeof uses.informers)[number],
+  (typeof uses.ports)[number]
+> = {
+  ...uses,
   name: 'subscription',
   kind: 'Subscription',
   keyScope: 'namespace',
@@ -74,7 +86,7 @@ export const subscriptionController: Controller = {
   },
 };
 
-async function reconcileNamespace(ctx: ControllerContext, namespace: string): Promise<void> {
+async function reconcileNamespace(ctx: SubscriptionContext, namespace: string): Promise<void> {
   const subs = ctx.informers.subscriptions.list(namespace).filter((s) => !s.metadata.deletionTimestamp);
   if (subs.length === 0) return;
   const csvs = ctx.informers.csvs.list(namespace);
@@ -166,7 +178,7 @@ function subscriptionResolution(
 
 /** Finds or creates the InstallPlan for the Subscription's target; none when nothing is to be installed. */
 async function ensureInstallPlan(
-  ctx: ControllerContext,
+  ctx: SubscriptionContext,
   sub: Subscription,
   outcome: SubscriptionOutcome,
 ): Promise<InstallPlan | undefined> {
@@ -206,7 +218,7 @@ async function ensureInstallPlan(
 }
 
 async function createGeneratedSubscription(
-  ctx: ControllerContext,
+  ctx: SubscriptionContext,
   namespace: string,
   g: GeneratedSubscription,
 ): Promise<void> {
@@ -247,7 +259,11 @@ async function createGeneratedSubscription(
 }
 
 /** Every CatalogSource the namespace can see, with its health. */
-function catalogHealth(ctx: ControllerContext, namespace: string, now: number): SubscriptionCatalogHealth[] {
+function catalogHealth(
+  ctx: SubscriptionContext,
+  namespace: string,
+  now: number,
+): SubscriptionCatalogHealth[] {
   const sources: CatalogSource[] = [...ctx.informers.catalogSources.list(namespace)];
   if (namespace !== ctx.globalNamespace)
     sources.push(...ctx.informers.catalogSources.list(ctx.globalNamespace));
@@ -272,7 +288,7 @@ function catalogHealth(ctx: ControllerContext, namespace: string, now: number): 
 }
 
 /** The health of the catalog a Subscription names, with a message saying what to fix. */
-function catalogState(ctx: ControllerContext, sub: Subscription): CatalogState {
+function catalogState(ctx: SubscriptionContext, sub: Subscription): CatalogState {
   const ref = { namespace: sub.spec.sourceNamespace, name: sub.spec.source };
   const where = `CatalogSource ${ref.namespace}/${ref.name}`;
   if (!ctx.informers.catalogSources.get(`${ref.namespace}/${ref.name}`)) {

@@ -38,13 +38,14 @@ import { parseYamlOne } from '../bundle/yaml.js';
 import { slimCRD, slimCSV, slimInstallPlan, withoutBookkeeping } from '../controllers/cache-transforms.js';
 import { MemoryCatalogStore } from '../controllers/catalog-store.js';
 import { catalogSourceController } from '../controllers/catalogsource.js';
-import type {
-  Controller,
-  ControllerContext,
-  CustomResourceDefinition,
-  Deployment,
-  Informers,
-  Namespace,
+import {
+  type Controller,
+  type ControllerContext,
+  type CustomResourceDefinition,
+  type Deployment,
+  type Informers,
+  type Namespace,
+  scopedContext,
 } from '../controllers/context.js';
 import { CatalogSpool } from '../controllers/catalog-spool.js';
 import { csvController } from '../controllers/csv.js';
@@ -189,14 +190,16 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     const queues: WorkQueue[] = [];
     const running = opts.controllers ?? controllers;
     for (const controller of running) {
-      const reconcile = controller.reconcile(ctx);
+      // Each controller is given only the informers and ports it declared.
+      const scoped = scopedContext(ctx, controller);
+      const reconcile = controller.reconcile(scoped);
       const queue = new WorkQueue({
         clock,
         concurrency: opts.concurrency ?? 4,
         reconcile: (key) => reconcileLog.run(reconcileLogger(log, controller, key), () => reconcile(key)),
         onOutcome: (o) => reportOutcome(log, metrics, controller, o),
       });
-      controller.watch(ctx, (key) => queue.add(key));
+      controller.watch(scoped, (key) => queue.add(key));
       watchQueue(controller.name, () => queue.depth());
       queues.push(queue);
     }
