@@ -13,6 +13,7 @@ import {
   MaxManifestBytes,
 } from '../apis/bundle.js';
 import { type Property, PropertyType } from '../apis/fbc.js';
+import { constraintProblems } from '../olm/constraint.js';
 import { csvEdgeProblems } from '../olm/csv-edges.js';
 import { parseRange, parseVersion } from '../olm/version.js';
 import type { Problem } from '../util/result.js';
@@ -604,60 +605,9 @@ function checkTypedValue(p: Property, at: string, error: Say, role: 'dependency'
       if (!isObject(v) || typeof v.label !== 'string' || !v.label) error(`${at}.label`, 'is required');
       return;
     case PropertyType.Constraint:
-      checkConstraint(v, at, error);
+      for (const bad of constraintProblems(v)) error(`${at}${bad.path}`, bad.message);
       return;
     default:
       if (v === undefined) error(at, 'is required');
-  }
-}
-
-const CONSTRAINT_KEYS = ['gvk', 'package', 'all', 'any', 'not', 'cel'] as const;
-
-/** An `olm.constraint` has exactly one of gvk/package/all/any/not/cel; compound ones nest. */
-export function checkConstraint(v: unknown, at: string, error: Say): void {
-  if (!isObject(v)) {
-    error(at, 'an olm.constraint value is a map');
-    return;
-  }
-  const present = CONSTRAINT_KEYS.filter((k) => v[k] !== undefined);
-  if (present.length !== 1) {
-    error(
-      at,
-      `an olm.constraint has exactly one of ${CONSTRAINT_KEYS.join(', ')}, found ${present.length ? present.join(', ') : 'none'}`,
-    );
-    return;
-  }
-  const key = present[0]!;
-  const inner = v[key];
-  switch (key) {
-    case 'gvk':
-      checkTypedValue({ type: PropertyType.GVK, value: inner }, `${at}.gvk`, error, 'dependency');
-      return;
-    case 'package': {
-      if (!isObject(inner) || typeof inner.packageName !== 'string' || !inner.packageName) {
-        error(`${at}.package.packageName`, 'is required');
-        return;
-      }
-      if (typeof inner.versionRange !== 'string') error(`${at}.package.versionRange`, 'is required');
-      else {
-        const r = parseRange(inner.versionRange);
-        if (!r.ok) error(`${at}.package.versionRange`, r.message);
-      }
-      return;
-    }
-    case 'cel':
-      if (!isObject(inner) || typeof inner.rule !== 'string' || !inner.rule)
-        error(`${at}.cel.rule`, 'is required');
-      return;
-    default: {
-      const list = isObject(inner) ? inner.constraints : undefined;
-      if (!Array.isArray(list) || list.length === 0) {
-        error(`${at}.${key}.constraints`, 'is required: a non-empty list of constraints');
-        return;
-      }
-      list.forEach((c, i) => {
-        checkConstraint(c, `${at}.${key}.constraints[${i}]`, error);
-      });
-    }
   }
 }

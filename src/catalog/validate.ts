@@ -25,12 +25,12 @@ import {
 } from '../apis/fbc.js';
 import { isGoBase64 } from '../bundle/manifest.js';
 import { dns1123LabelError } from '../bundle/names.js';
-import { checkConstraint } from '../bundle/validate.js';
 import { isObject } from '../bundle/yaml.js';
 import type { Problem } from '../util/result.js';
 import { hasManifestData } from './payloads.js';
 import { fileOf } from './origin.js';
 import { channelGraph, channelGraphProblems } from '../olm/channel-graph.js';
+import { constraintProblems } from '../olm/constraint.js';
 import { parseRange, parseVersion, versionCore } from '../olm/version.js';
 import { imageReferenceError } from '../olm/image-reference.js';
 
@@ -288,7 +288,7 @@ function checkBundleProperties(b: BundleDoc, pkg: string, error: Say): string | 
         }
         break;
       case PropertyType.Constraint:
-        checkConstraint(v, `${at}.value`, error);
+        for (const bad of constraintProblems(v)) error(`${at}.value${bad.path}`, bad.message);
         break;
     }
   });

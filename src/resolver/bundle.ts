@@ -13,7 +13,7 @@ import {
   packageRequirement,
 } from './constraint.js';
 import { type BundleInfo, type BundleProblem, type GVK, gvkKey, type Requirement } from './model.js';
-import { decode } from './values.js';
+import { decode } from '../olm/property-value.js';
 import { parseVersion } from '../olm/version.js';
 
 export interface BundleSource {

@@ -4,8 +4,7 @@
  * `gvk`, `package`, `all`, `any`, `not` and `cel`). Each compound constraint is about one
  * candidate bundle: `all` means one bundle satisfies every part, as in OLM.
  */
-import type { Constraint } from '../apis/fbc.js';
-import { compileCel } from './cel.js';
+import { type Constraint, parseConstraint } from '../olm/constraint.js';
 import { type BundleInfo, type GVK, gvkKey, gvkText, type LookupHint } from './model.js';
 import {
   and,
@@ -71,72 +70,60 @@ export function labelRequirement(v: unknown): Compiled {
   return { test: hasLabel(label), hint: { kind: 'label', label }, wants: `a bundle labelled ${label}` };
 }
 
-const CONSTRAINT_KEYS = ['gvk', 'package', 'all', 'any', 'not', 'none', 'cel'] as const;
-
-/** Compiles an `olm.constraint` value, recursively for `all`, `any` and `not`. */
-export function constraintRequirement(v: unknown, depth = 0): Compiled {
-  if (typeof v !== 'object' || v === null) return broken('a constraint', 'must be an object');
-  if (depth > 32) return broken('a constraint', 'nests deeper than 32 levels');
-  const c = v as Constraint & { none?: { constraints: Constraint[] } };
-  const set = CONSTRAINT_KEYS.filter((k) => c[k] !== undefined && c[k] !== null);
-  // `none` is the deprecated spelling of `not`; when both are there OLM reads `not`.
-  const kinds = set.includes('not') ? set.filter((k) => k !== 'none') : set;
-  if (kinds.length !== 1) {
-    return broken(
-      'a constraint',
-      kinds.length === 0
-        ? 'sets none of gvk, package, all, any, not, cel'
-        : `sets more than one of ${kinds.join(', ')}`,
-    );
-  }
-  const kind = kinds[0]!;
-  switch (kind) {
-    case 'gvk':
-      return gvkRequirement(c.gvk);
-    case 'package':
-      return packageRequirement(c.package);
-    case 'cel':
-      return celRequirement(c.cel);
-    case 'all':
-    case 'any':
-    case 'not':
-    case 'none': {
-      const compound = c[kind] as { constraints?: unknown } | undefined;
-      const list = compound?.constraints;
-      if (!Array.isArray(list) || list.length === 0)
-        return broken(`${kind} of constraints`, `${kind}.constraints is empty`);
-      const parts = list.map((x) => constraintRequirement(x, depth + 1));
-      const problem = parts.find((p) => p.problem)?.problem;
-      const words = parts.map((p) => p.wants);
-      if (kind === 'all') {
-        const wants = `one bundle with all of: ${words.join('; ')}`;
-        if (problem) return broken(wants, problem);
-        return { test: and(...parts.map((p) => p.test)), hint: narrowest(parts.map((p) => p.hint)), wants };
-      }
-      if (kind === 'any') {
-        const wants = `a bundle with any of: ${words.join('; ')}`;
-        if (problem) return broken(wants, problem);
-        const hints = parts.map((p) => p.hint);
-        return {
-          test: or(...parts.map((p) => p.test)),
-          hint: hints.some((h) => h.kind === 'all') ? { kind: 'all' } : { kind: 'union', hints },
-          wants,
-        };
-      }
-      const wants = `a bundle with none of: ${words.join('; ')}`;
-      if (problem) return broken(wants, problem);
-      return { test: not(...parts.map((p) => p.test)), hint: { kind: 'all' }, wants };
-    }
-  }
+/**
+ * Compiles an `olm.constraint` value: the kernel parses it (and compiles its CEL rules) once; here
+ * each part becomes a predicate, with the words that explain it and an index hint.
+ */
+export function constraintRequirement(v: unknown): Compiled {
+  const parsed = parseConstraint(v);
+  if (!parsed.ok) return broken('a constraint', parsed.problems[0]!.message);
+  return fromConstraint(parsed.constraint);
 }
 
-function celRequirement(v: unknown): Compiled {
-  const rule = typeof v === 'object' && v !== null ? (v as Record<string, unknown>).rule : undefined;
-  if (typeof rule !== 'string' || rule.trim() === '') return broken('a CEL rule', 'cel.rule is empty');
-  const wants = `a bundle for which ${rule}`;
-  const program = compileCel(rule);
-  if (!program.ok) return broken(wants, program.message);
-  return { test: (b) => program.program(b.properties), hint: { kind: 'all' }, wants };
+function fromConstraint(c: Constraint): Compiled {
+  switch (c.kind) {
+    case 'gvk':
+      return gvkRequirement(c.gvk);
+    case 'package': {
+      const wants = `package ${c.packageName} in range ${c.versionRange}`;
+      return {
+        test: and(inPackage(c.packageName), inSemverRange(c.range)),
+        hint: { kind: 'package', name: c.packageName },
+        wants,
+      };
+    }
+    case 'cel':
+      return {
+        test: (b) => c.program(b.properties),
+        hint: { kind: 'all' },
+        wants: `a bundle for which ${c.rule}`,
+      };
+    case 'all': {
+      const parts = c.constraints.map(fromConstraint);
+      return {
+        test: and(...parts.map((p) => p.test)),
+        hint: narrowest(parts.map((p) => p.hint)),
+        wants: `one bundle with all of: ${parts.map((p) => p.wants).join('; ')}`,
+      };
+    }
+    case 'any': {
+      const parts = c.constraints.map(fromConstraint);
+      const hints = parts.map((p) => p.hint);
+      return {
+        test: or(...parts.map((p) => p.test)),
+        hint: hints.some((h) => h.kind === 'all') ? { kind: 'all' } : { kind: 'union', hints },
+        wants: `a bundle with any of: ${parts.map((p) => p.wants).join('; ')}`,
+      };
+    }
+    case 'not': {
+      const parts = c.constraints.map(fromConstraint);
+      return {
+        test: not(...parts.map((p) => p.test)),
+        hint: { kind: 'all' },
+        wants: `a bundle with none of: ${parts.map((p) => p.wants).join('; ')}`,
+      };
+    }
+  }
 }
 
 /** For `all`, any part's index will do; prefer one that is not a full scan. */

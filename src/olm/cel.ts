@@ -7,8 +7,8 @@
  */
 import { Environment } from '@marcbachmann/cel-js';
 import type { Property } from '../apis/fbc.js';
-import { decode } from './values.js';
-import { compareVersions, parseTolerant } from '../olm/version.js';
+import { decode } from './property-value.js';
+import { compareVersions, parseTolerant } from './version.js';
 
 function semverCompare(a: unknown, b: unknown): bigint {
   const va = parseTolerant(String(a));
