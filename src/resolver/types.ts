@@ -37,13 +37,13 @@ export interface SubscriptionInput {
   name: string;
   namespace: string;
   package: string;
-  /** Empty or missing: the package's default channel. */
+  /** Empty or missing: any channel of the package, the default channel first (as in OLM). */
   channel?: string;
   /** The CatalogSource name (`spec.source`). */
   source: string;
   /** The CatalogSource namespace (`spec.sourceNamespace`). */
   sourceNamespace: string;
-  /** For a fresh install, install exactly this bundle instead of the channel head. */
+  /** For a fresh install, install exactly this bundle instead of the best entry of the channel. */
   startingCSV?: string;
 }
 
