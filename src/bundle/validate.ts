@@ -14,6 +14,7 @@ import {
 } from '../apis/bundle.js';
 import { type Property, PropertyType } from '../apis/fbc.js';
 import { constraintProblems } from '../olm/constraint.js';
+import { InstallableKinds } from '../olm/kinds.js';
 import { csvEdgeProblems } from '../olm/csv-edges.js';
 import { parseRange, parseVersion } from '../olm/version.js';
 import type { Problem } from '../util/result.js';
@@ -48,26 +49,8 @@ export interface BundleValidationOptions {
   legacy?: boolean;
 }
 
-/** Kinds OLM knows how to install from a registry+v1 bundle. */
-export const SupportedKinds: ReadonlySet<string> = new Set([
-  'ClusterServiceVersion',
-  'CustomResourceDefinition',
-  'Secret',
-  'ConfigMap',
-  'ServiceAccount',
-  'Service',
-  'Role',
-  'ClusterRole',
-  'RoleBinding',
-  'ClusterRoleBinding',
-  'PrometheusRule',
-  'ServiceMonitor',
-  'PodMonitor',
-  'PodDisruptionBudget',
-  'PriorityClass',
-  'VerticalPodAutoscaler',
-  'NetworkPolicy',
-]);
+/** Kinds OLM knows how to install from a registry+v1 bundle: the kinds Bosun installs. */
+export const SupportedKinds: ReadonlySet<string> = new Set(InstallableKinds.map((k) => k.kind));
 
 export const InstallModeTypes = [
   'OwnNamespace',

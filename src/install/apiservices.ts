@@ -20,7 +20,7 @@ import type { KubeObject } from '../apis/meta.js';
 import type { APIServiceDescription, ClusterServiceVersion } from '../apis/operators.js';
 import { CSVPhase } from '../apis/operators.js';
 import { stableStringify } from './hash.js';
-import type { Resource } from './kinds.js';
+import type { Resource } from '../olm/kinds.js';
 import { type CSVRef, csvOwnerOf, ownerLabels } from './ownership.js';
 import type { Served } from './webhooks.js';
 

@@ -27,7 +27,7 @@ import {
   kindInfo,
   type Resource,
   splitApiVersion,
-} from './kinds.js';
+} from '../olm/kinds.js';
 import { isBase64Alphabet } from '../util/base64.js';
 import { parseYamlStream } from '../bundle/yaml.js';
 import { isStoredPayload, withPayloads } from '../catalog/payloads.js';

@@ -18,7 +18,7 @@ import type { ClusterServiceVersion, SubscriptionConfig } from '../apis/operator
 import { Resources } from '../apis/operators.js';
 import { fail, ok, type Result } from '../util/result.js';
 import { renderDeployments } from './deployments.js';
-import type { Resource } from './kinds.js';
+import type { Resource } from '../olm/kinds.js';
 import type { OperatorGroupTargets } from './operatorgroup.js';
 import { csvOwnerReference, ownerLabels } from './ownership.js';
 import { rbacApplyOrder, type RbacRef, staleRbac, targetedRbac } from './rbac.js';

@@ -34,7 +34,7 @@ export {
   type StrategyCheck,
   StrategyCheckReason,
 } from './health.js';
-export { InstallableKinds, InstallPhase, kindInfo, type Resource } from './kinds.js';
+export { InstallableKinds, InstallPhase, kindInfo, type Resource } from '../olm/kinds.js';
 export {
   AllNamespaces,
   installModeSupport,

@@ -30,7 +30,7 @@ import {
   PhaseOrder,
   type Resource,
   splitApiVersion,
-} from './kinds.js';
+} from '../olm/kinds.js';
 import { type OperatorGroupTargets, operatorGroupAnnotations } from './operatorgroup.js';
 import { addOwnerReference, type CSVIdentity, type CSVRef, managedLabels, ownerLabels } from './ownership.js';
 import { planRbac } from './rbac.js';

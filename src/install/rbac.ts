@@ -22,7 +22,7 @@ import type { V1PolicyRule } from '@kubernetes/client-node';
 import type { ObjectMeta } from '../apis/meta.js';
 import type { StrategyDeploymentPermissions } from '../apis/operators.js';
 import { generatedName } from './hash.js';
-import type { Resource } from './kinds.js';
+import type { Resource } from '../olm/kinds.js';
 import { AllNamespaces, isAllNamespaces } from './operatorgroup.js';
 import { CopiedFromLabel, type CSVRef, ownerLabels } from './ownership.js';
 

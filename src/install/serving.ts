@@ -40,7 +40,7 @@ import {
   servingHostnames,
 } from './certificates.js';
 import type { StrategyCheck } from './health.js';
-import type { Resource } from './kinds.js';
+import type { Resource } from '../olm/kinds.js';
 import { type CSVIdentity, csvOwnerReference, ownerLabels } from './ownership.js';
 import {
   checkConversions,

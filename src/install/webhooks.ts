@@ -27,7 +27,7 @@ import type { KubeObject, LabelSelector } from '../apis/meta.js';
 import type { ClusterServiceVersion, OperatorGroup, WebhookDescription } from '../apis/operators.js';
 import { InstallModeType, Label, WebhookAdmissionType } from '../apis/operators.js';
 import { generatedName, shortHash, stableStringify } from './hash.js';
-import type { Resource } from './kinds.js';
+import type { Resource } from '../olm/kinds.js';
 import { operatorGroupLabel } from './operatorgroup.js';
 import { type CSVRef, ownerLabels } from './ownership.js';
 import type { ServingProblem } from './serving.js';

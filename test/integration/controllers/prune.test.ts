@@ -20,7 +20,7 @@ import { channelHeads } from '../../../src/olm/channel-graph.js';
 import { importOperatorsDir, importPackageDir } from '../../../src/catalog/import.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
 import { renderDeployments } from '../../../src/install/deployments.js';
-import { kindInfo } from '../../../src/install/kinds.js';
+import { kindInfo } from '../../../src/olm/kinds.js';
 import { applyPatchBody, FieldManager } from '../../../src/kube/apply.js';
 import { parseApiError } from '../../../src/kube/errors.js';
 import { SchemaSource } from '../../../src/kube/schemas.js';

@@ -13,7 +13,7 @@ import { parse } from 'yaml';
 import type { ClusterServiceVersion } from '../../../src/apis/operators.js';
 import { type IssuedCertificate, issueServingCertificate } from '../../../src/install/certificates.js';
 import { renderDeployments } from '../../../src/install/deployments.js';
-import type { Resource } from '../../../src/install/kinds.js';
+import type { Resource } from '../../../src/olm/kinds.js';
 import { deploymentCertificate, renderServing, servingDeployments } from '../../../src/install/serving.js';
 import { supportsOnlyAllNamespaces } from '../../../src/install/webhooks.js';
 import { formatProblem } from '../../../src/util/result.js';

@@ -1,7 +1,7 @@
 /**
  * The kinds of object an install creates, where each is served, whether it is namespaced, and in
- * which phase of an InstallPlan it is applied. One table, so that bundle decoding, planning and
- * the controller that executes a plan agree on every kind.
+ * which phase of an InstallPlan it is applied. One table, so that bundle validation, bundle
+ * decoding, planning and the controller that executes a plan agree on every kind.
  */
 import type { ObjectMeta } from '../apis/meta.js';
 
