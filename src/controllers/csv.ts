@@ -1,8 +1,8 @@
 /**
  * The ClusterServiceVersion controller (key `namespace/name`): checks the namespace's
- * OperatorGroup and the CSV's requirements, applies the install strategy (RBAC scoped to the
- * group's targets, the OperatorCondition, the Deployments), and walks the CSV through OLM's
- * phases (./csv-phase.ts). It also retires a CSV once the CSV replacing it has Succeeded, and
+ * OperatorGroup and the CSV's requirements, applies what the CSV needs (computed by
+ * src/install/csv-objects.ts: the RBAC the group's targets add, the OperatorCondition, the
+ * Deployments), and walks the CSV through OLM's phases (./csv-phase.ts). It also retires a CSV once the CSV replacing it has Succeeded, and
  * cleans up after a deleted CSV.
  *
  * Uninstall (cleanup after a deleted CSV) is in ./csv-uninstall.ts, applying the install
@@ -11,20 +11,24 @@
  */
 import type { V1Deployment } from '@kubernetes/client-node';
 import { CSVReason } from '../apis/conditions.js';
-import type { ClusterServiceVersion, ClusterServiceVersionStatus, Subscription } from '../apis/operators.js';
+import type {
+  ClusterServiceVersion,
+  ClusterServiceVersionStatus,
+  Subscription,
+  SubscriptionConfig,
+} from '../apis/operators.js';
 import { CSVPhase, Resources } from '../apis/operators.js';
-import { desiredCSVObjects } from '../install/csv-objects.js';
-import { csvServiceAccounts } from '../install/csv-objects.js';
+import { type CSVObjects, csvServiceAccounts, desiredCSVObjects } from '../install/csv-objects.js';
 import { checkStrategy } from '../install/health.js';
-import { type DeploymentCertificate, withServingCheck } from '../install/serving.js';
+import { withServingCheck } from '../install/serving.js';
 import { type OperatorGroupTargets, operatorGroupAnnotations } from '../install/operatorgroup.js';
 import { csvOwnerOf } from '../install/ownership.js';
-import type { RbacRef } from '../install/rbac.js';
 import { isEmptySelector } from '../install/selector.js';
 import { objectKey, splitKey } from '../kube/cache.js';
 import { objectPath } from '../kube/client.js';
 import { formatTime } from '../kube/conditions.js';
 import { writeStatus } from '../kube/status.js';
+import type { Result } from '../util/result.js';
 import type { Controller, ScopedContext } from './context.js';
 import { applyInstall, observeCopiedRbac } from './csv-install.js';
 import { type CSVDecision, decideCSVPhase } from './csv-phase.js';
@@ -129,12 +133,41 @@ function enqueueOwner(d: { metadata?: { labels?: Record<string, string> } }, enq
   if (owner) enqueue(objectKey(owner.namespace, owner.name));
 }
 
+/**
+ * One reconcile of a live CSV, as named steps: observe what it needs and what is there, decide
+ * its phase, act on the decision, report it in status, and say when to look again.
+ */
 async function reconcileCSV(ctx: CSVContext, csv: ClusterServiceVersion) {
+  const seen = await observe(ctx, csv);
+  if (seen.desired !== undefined && !seen.desired.ok) return failInvalidStrategy(ctx, csv, seen);
+  const decision = decide(csv, seen);
+  const certs = await act(ctx, csv, seen, decision);
+  await report(ctx, csv, seen, decision, certs);
+  return requeue(ctx, seen);
+}
+
+/** What one reconcile of a CSV observed, and what it computed from it. */
+interface Observed {
+  og: ReturnType<typeof operatorGroupVerdict>;
+  /** The CSV replacing this one, if any. */
+  replacer: ClusterServiceVersion | undefined;
+  /** Whether each ServiceAccount the permissions name exists. */
+  accounts: Map<string, boolean>;
+  requirements: ReturnType<typeof checkRequirements>;
+  config: SubscriptionConfig | undefined;
+  serving: Awaited<ReturnType<typeof observeServing>>;
+  /** What the CSV needs, with the certificates it has (undefined without a usable OperatorGroup). */
+  desired: Result<CSVObjects> | undefined;
+  deployments: V1Deployment[];
+  live: V1Deployment[];
+  served: Awaited<ReturnType<typeof checkServingObjects>> | undefined;
+}
+
+/** Step 1: the OperatorGroup, the requirements, the Subscription's config and what is installed. */
+async function observe(ctx: CSVContext, csv: ClusterServiceVersion): Promise<Observed> {
   const { informers } = ctx;
   const namespace = csv.metadata.namespace ?? '';
   const name = csv.metadata.name ?? '';
-
-  // Observe.
   const og = operatorGroupVerdict(
     csv,
     informers.operatorGroups.list(namespace),
@@ -154,77 +187,115 @@ async function reconcileCSV(ctx: CSVContext, csv: ClusterServiceVersion) {
   });
   const config = subscriptionFor(ctx, csv)?.spec.config;
   const serving = await observeServing(ctx, csv);
-  const desiredWith = (servingCertificates: Record<string, DeploymentCertificate>, copiedRbac?: RbacRef[]) =>
-    og.ok
-      ? desiredCSVObjects({ csv, targets: og.targets, config, servingCertificates, copiedRbac })
-      : undefined;
-  const desired = desiredWith(storedMounts(serving));
-  if (desired !== undefined && !desired.ok) {
-    const message = desired.errors.map((e) => `${e.field}: ${e.message}`).join('; ');
-    await setCSVStatus(ctx, csv, requirements.statuses, {
-      phase: CSVPhase.Failed,
-      reason: CSVReason.InvalidInstallStrategy,
-      message,
-      install: false,
-      delete: false,
-    });
-    return;
-  }
-  const deployments = desired?.value.deployments ?? [];
+  const desired = og.ok
+    ? desiredCSVObjects({ csv, targets: og.targets, config, servingCertificates: storedMounts(serving) })
+    : undefined;
+  const deployments = desired?.ok ? desired.value.deployments : [];
   const live = deployments
     .map((d) => informers.deployments.get(objectKey(namespace, d.metadata?.name)))
     .filter((d) => d !== undefined) as unknown as V1Deployment[];
-
   const served =
-    og.ok && !replacer
+    og.ok && !replacer && desired?.ok !== false
       ? await checkServingObjects(ctx, csv, og.group, serving, config?.annotations)
       : undefined;
+  return { og, replacer, accounts, requirements, config, serving, desired, deployments, live, served };
+}
 
-  // Decide.
+/** A strategy whose Deployments cannot be rendered fails the CSV, naming the fields. */
+async function failInvalidStrategy(ctx: CSVContext, csv: ClusterServiceVersion, seen: Observed) {
+  const errors = seen.desired?.ok === false ? seen.desired.errors : [];
+  await setCSVStatus(ctx, csv, seen.requirements.statuses, {
+    phase: CSVPhase.Failed,
+    reason: CSVReason.InvalidInstallStrategy,
+    message: errors.map((e) => `${e.field}: ${e.message}`).join('; '),
+    install: false,
+    delete: false,
+  });
+}
+
+/** Step 2: the phase OLM's rules give (./csv-phase.ts), then the serving verdicts. */
+function decide(csv: ClusterServiceVersion, seen: Observed): CSVDecision {
+  const { og, replacer, requirements, served } = seen;
+  const strategy = checkStrategy(seen.deployments, seen.live);
   const phase = decideCSVPhase({
     phase: csv.status?.phase,
     reason: csv.status?.reason,
     operatorGroup: og.ok ? { ok: true } : og,
     requirementsMet: requirements.met,
-    strategy: served
-      ? withServingCheck(checkStrategy(deployments, live), served.check)
-      : checkStrategy(deployments, live),
+    strategy: served ? withServingCheck(strategy, served.check) : strategy,
     ...(replacer
       ? { replacedBy: { name: replacer.metadata.name ?? '', phase: replacer.status?.phase } }
       : {}),
   });
   // Webhooks and API services are judged once the OperatorGroup and the requirements are (as OLM does).
-  const decision =
-    og.ok && !replacer && requirements.met
-      ? servingDecision(phase, serving, served, csv.status?.phase)
-      : phase;
+  return og.ok && !replacer && requirements.met
+    ? servingDecision(phase, seen.serving, served, csv.status?.phase)
+    : phase;
+}
 
-  // Act.
-  if (og.ok && !replacer) await annotateCSV(ctx, csv, og.targets);
-  let certs: Pick<ClusterServiceVersionStatus, 'certsLastUpdated' | 'certsRotateAt'> | undefined;
-  if (decision.install && og.ok) {
-    ctx.log.info({ deployments: deployments.map((d) => d.metadata?.name) }, 'applying install strategy');
+/**
+ * Step 3: keep the OperatorGroup annotations, and install (or put back a deleted
+ * OperatorCondition). Returns the serving certificates' status fields when new ones were made.
+ */
+async function act(
+  ctx: CSVContext,
+  csv: ClusterServiceVersion,
+  seen: Observed,
+  decision: CSVDecision,
+): Promise<Pick<ClusterServiceVersionStatus, 'certsLastUpdated' | 'certsRotateAt'> | undefined> {
+  const { og, replacer, serving, config, desired } = seen;
+  if (!og.ok) return undefined;
+  if (!replacer) await annotateCSV(ctx, csv, og.targets);
+  if (decision.install) {
+    ctx.log.info({ deployments: seen.deployments.map((d) => d.metadata?.name) }, 'applying install strategy');
     // New serving certificates change what the Deployments mount: render them with those.
     const servingInstall = await prepareServingInstall(ctx, csv, og.group, serving, config?.annotations);
-    certs = servingInstall?.status;
-    const copied = await observeCopiedRbac(ctx, csv);
-    const install = desiredWith(servingInstall?.mounts ?? storedMounts(serving), copied);
-    const objects = install?.ok ? install.value : desired?.ok ? desired.value : undefined;
+    const copiedRbac = await observeCopiedRbac(ctx, csv);
+    const install = desiredCSVObjects({
+      csv,
+      targets: og.targets,
+      config,
+      servingCertificates: servingInstall?.mounts ?? storedMounts(serving),
+      copiedRbac,
+    });
+    const objects = install.ok ? install.value : desired?.ok ? desired.value : undefined;
     if (objects) await applyInstall(ctx, csv, objects, servingInstall?.objects);
-  } else if (og.ok && !replacer && installedPhases.has(decision.phase) && !hasOperatorCondition(ctx, csv)) {
+    return servingInstall?.status;
+  }
+  if (!replacer && installedPhases.has(decision.phase) && !hasOperatorCondition(ctx, csv)) {
     // Someone deleted the OperatorCondition of an installed operator: put it back.
     for (const o of desired?.ok ? desired.value.operatorCondition : []) await ctx.applier.apply(o);
   }
-  await setCSVStatus(ctx, csv, requirements.statuses, decision, certs);
-  await reportUnavailableAPIServices(ctx, csv, decision, served);
+  return undefined;
+}
+
+/** Step 4: the status, unavailable API services, and the replaced CSV's deletion. */
+async function report(
+  ctx: CSVContext,
+  csv: ClusterServiceVersion,
+  seen: Observed,
+  decision: CSVDecision,
+  certs: Pick<ClusterServiceVersionStatus, 'certsLastUpdated' | 'certsRotateAt'> | undefined,
+) {
+  await setCSVStatus(ctx, csv, seen.requirements.statuses, decision, certs);
+  await reportUnavailableAPIServices(ctx, csv, decision, seen.served);
   if (decision.delete) {
-    ctx.log.info({ replacedBy: replacer?.metadata.name }, 'deleting replaced csv');
-    await deleteIfPresent(ctx.client, objectPath(Resources.ClusterServiceVersion, name, namespace));
+    ctx.log.info({ replacedBy: seen.replacer?.metadata.name }, 'deleting replaced csv');
+    await deleteIfPresent(
+      ctx.client,
+      objectPath(Resources.ClusterServiceVersion, csv.metadata.name ?? '', csv.metadata.namespace),
+    );
   }
-  const missingAccount = [...accounts.values()].some((present) => !present);
-  // A CSV with serving certificates is looked at again before they are due for rotation, and
-  // every ten minutes for webhook configurations and APIServices that went missing.
-  const rotation = servingRequeueAfter(serving, ctx.clock.now());
+}
+
+/**
+ * Step 5: when to look again. ServiceAccounts have no informer, so a missing one is polled; a CSV
+ * with serving certificates is looked at again before they are due for rotation, and every ten
+ * minutes for webhook configurations and APIServices that went missing.
+ */
+function requeue(ctx: CSVContext, seen: Observed): { requeueAfter: number } | undefined {
+  const missingAccount = [...seen.accounts.values()].some((present) => !present);
+  const rotation = servingRequeueAfter(seen.serving, ctx.clock.now());
   const requeueAfter = Math.min(
     missingAccount ? missingServiceAccountRetryMs : Number.POSITIVE_INFINITY,
     rotation ?? Number.POSITIVE_INFINITY,
