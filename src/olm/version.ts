@@ -201,15 +201,20 @@ function toVersion(v: Version | string): Version | undefined {
  * version is a bug in the caller here, so it throws.
  */
 export function compareVersions(a: Version | string, b: Version | string): number {
+  if (typeof a === 'object' && typeof b === 'object') return compareParsed(a, b);
   const x = toVersion(a);
   const y = toVersion(b);
   if (!x || !y) throw new Error(`compareVersions: "${String(x ? b : a)}" is not a semver version`);
-  return (
-    cmpNumber(x.major, y.major) ||
-    cmpNumber(x.minor, y.minor) ||
-    cmpNumber(x.patch, y.patch) ||
-    comparePrerelease(x.prerelease, y.prerelease)
-  );
+  return compareParsed(x, y);
+}
+
+// Numeric parts are canonical (a number while exact, else a bigint), so `!==` is exact here.
+function compareParsed(x: Version, y: Version): number {
+  if (x.major !== y.major) return x.major < y.major ? -1 : 1;
+  if (x.minor !== y.minor) return x.minor < y.minor ? -1 : 1;
+  if (x.patch !== y.patch) return x.patch < y.patch ? -1 : 1;
+  if (x.prerelease.length === 0 && y.prerelease.length === 0) return 0;
+  return comparePrerelease(x.prerelease, y.prerelease);
 }
 
 function comparePrerelease(a: readonly PrereleaseId[], b: readonly PrereleaseId[]): number {
@@ -315,7 +320,7 @@ function parseRangeUncached(source: string): RangeResult {
 }
 
 function holds(c: Comparator, v: Version): boolean {
-  const cmp = compareVersions(v, c.version);
+  const cmp = compareParsed(v, c.version);
   switch (c.op) {
     case '=':
       return cmp === 0;
