@@ -35,6 +35,7 @@ import {
   renderServing,
 } from '../install/serving.js';
 import { orphanedConversions, staleWebhookConfigurations } from '../install/webhooks.js';
+import { objectKey } from '../kube/cache.js';
 import { collectionPath, objectPath } from '../kube/client.js';
 import { formatTime } from '../kube/conditions.js';
 import { isNotFound } from '../kube/errors.js';
@@ -200,7 +201,7 @@ export async function checkServingObjects(
     conflict ??= apiServiceOwnerConflict(
       live,
       csv,
-      (ns, n) => ctx.informers.csvs.get(`${ns}/${n}`)?.status?.phase,
+      (ns, n) => ctx.informers.csvs.get(objectKey(ns, n))?.status?.phase,
     );
   }
   const check = checkServing(state.serving, desired, {

@@ -24,6 +24,7 @@ import {
   truncateMessage,
 } from '../kube/conditions.js';
 import { bundleDecoder } from '../install/bundle-objects.js';
+import { objectKey } from '../kube/cache.js';
 import {
   type NamespaceInfo,
   type OperatorGroupTargets,
@@ -123,7 +124,7 @@ export async function planSteps(ctx: InstallPlanContext, ip: InstallPlan): Promi
     if (!decoded.ok) return { kind: 'failed', message: decoded.errors.map(formatProblem).join('; ') };
     // `spec.replaces` is kept only when the CSV it names is installed here (an upgrade).
     const replaces = decoded.value.csv.spec.replaces;
-    const installed = replaces ? ctx.informers.csvs.get(`${namespace}/${replaces}`) : undefined;
+    const installed = replaces ? ctx.informers.csvs.get(objectKey(namespace, replaces)) : undefined;
     const planned = planInstall({
       bundle: decoded.value,
       namespace,

@@ -14,12 +14,14 @@
 import { SubscriptionConditionReason } from '../apis/conditions.js';
 import {
   type CatalogSource,
+  type ClusterServiceVersion,
   type InstallPlan,
   Resources,
   type Subscription,
   type SubscriptionCatalogHealth,
 } from '../apis/operators.js';
 import { withOwner } from '../install/ownership.js';
+import { objectKey } from '../kube/cache.js';
 import { collectionPath } from '../kube/client.js';
 import { formatTime } from '../kube/conditions.js';
 import { writeStatus } from '../kube/status.js';
@@ -86,62 +88,96 @@ export const subscriptionController: Controller<
   },
 };
 
+/**
+ * One reconcile of a namespace's Subscriptions, as named steps: resolve them together, create
+ * the Subscriptions generated for dependencies, make sure each target has its InstallPlan, then
+ * write each Subscription's status.
+ */
 async function reconcileNamespace(ctx: SubscriptionContext, namespace: string): Promise<void> {
   const subs = ctx.informers.subscriptions.list(namespace).filter((s) => !s.metadata.deletionTimestamp);
   if (subs.length === 0) return;
   const csvs = ctx.informers.csvs.list(namespace);
-  const catalogs = ctx.catalogs.visibleFrom(namespace);
-  const now = ctx.clock.now();
-
-  // Resolve once every catalog the Subscriptions name has been read at least once; before that a
-  // "no such catalog" failure would only be the manager starting up.
-  const syncing = subs.some((s) => {
-    const ref = { namespace: s.spec.sourceNamespace, name: s.spec.source };
-    return (
-      ctx.informers.catalogSources.get(`${ref.namespace}/${ref.name}`) !== undefined &&
-      !ctx.catalogs.get(ref) &&
-      !ctx.catalogs.health(ref)
-    );
-  });
-  let result: ResolutionResult | undefined;
-  if (!syncing) {
-    const input = resolutionInput(namespace, subs, csvs, catalogs, ctx.catalogs);
-    const started = performance.now();
-    // Resolved once, with the explanation: it says which bundle needs each dependency (for
-    // inherited approvals), and a failure's message comes from it.
-    result = resolve(input, { explain: true });
-    ctx.metrics.resolution((performance.now() - started) / 1000);
-  }
-
+  const result = resolveNamespace(ctx, namespace, subs, csvs);
   if (result?.ok) {
     for (const g of generatedSubscriptions(result, subs))
       await createGeneratedSubscription(ctx, namespace, g);
   }
-
-  const installPlans = new Map<string, InstallPlan>();
-  if (result?.ok) {
-    for (const outcome of result.subscriptions) {
-      const sub = subs.find((s) => s.metadata.name === outcome.subscription);
-      if (!sub) continue;
-      const ip = await ensureInstallPlan(ctx, sub, outcome);
-      if (ip) installPlans.set(outcome.subscription, ip);
-    }
+  const installPlans = result?.ok
+    ? await ensureInstallPlans(ctx, subs, result)
+    : new Map<string, InstallPlan>();
+  await writeStatuses(ctx, namespace, subs, csvs, result, installPlans);
+  if (result && !result.ok) {
+    for (const sub of subs) void ctx.events.warning(sub, 'ResolutionFailed', result.message);
   }
+}
 
+/**
+ * Step 1: the resolution, once every catalog the Subscriptions name has been read at least once;
+ * before that a "no such catalog" failure would only be the manager starting up (undefined).
+ */
+function resolveNamespace(
+  ctx: SubscriptionContext,
+  namespace: string,
+  subs: readonly Subscription[],
+  csvs: readonly ClusterServiceVersion[],
+): ResolutionResult | undefined {
+  const syncing = subs.some((s) => {
+    const ref = { namespace: s.spec.sourceNamespace, name: s.spec.source };
+    return (
+      ctx.informers.catalogSources.get(objectKey(ref.namespace, ref.name)) !== undefined &&
+      !ctx.catalogs.get(ref) &&
+      !ctx.catalogs.health(ref)
+    );
+  });
+  if (syncing) return undefined;
+  const input = resolutionInput(namespace, subs, csvs, ctx.catalogs.visibleFrom(namespace), ctx.catalogs);
+  const started = performance.now();
+  // Resolved once, with the explanation: it says which bundle needs each dependency (for
+  // inherited approvals), and a failure's message comes from it.
+  const result = resolve(input, { explain: true });
+  ctx.metrics.resolution((performance.now() - started) / 1000);
+  return result;
+}
+
+/** Step 3: the InstallPlan of each Subscription's target, by Subscription name. */
+async function ensureInstallPlans(
+  ctx: SubscriptionContext,
+  subs: readonly Subscription[],
+  result: Extract<ResolutionResult, { ok: true }>,
+): Promise<Map<string, InstallPlan>> {
+  const installPlans = new Map<string, InstallPlan>();
+  for (const outcome of result.subscriptions) {
+    const sub = subs.find((s) => s.metadata.name === outcome.subscription);
+    if (!sub) continue;
+    const ip = await ensureInstallPlan(ctx, sub, outcome);
+    if (ip) installPlans.set(outcome.subscription, ip);
+  }
+  return installPlans;
+}
+
+/** Step 4: each Subscription's status, written where it changed. */
+async function writeStatuses(
+  ctx: SubscriptionContext,
+  namespace: string,
+  subs: readonly Subscription[],
+  csvs: readonly ClusterServiceVersion[],
+  result: ResolutionResult | undefined,
+  installPlans: ReadonlyMap<string, InstallPlan>,
+) {
+  const now = ctx.clock.now();
   const csvByName = new Map(csvs.map((c) => [c.metadata.name!, c]));
   const health = catalogHealth(ctx, namespace, now);
   for (const sub of subs) {
     const name = sub.metadata.name!;
-    const resolution = subscriptionResolution(result, name);
     const ip =
       installPlans.get(name) ??
       (sub.status?.installPlanRef?.name
-        ? ctx.informers.installPlans.get(`${namespace}/${sub.status.installPlanRef.name}`)
+        ? ctx.informers.installPlans.get(objectKey(namespace, sub.status.installPlanRef.name))
         : undefined);
     const input: StatusInput = {
       sub,
       now,
-      resolution,
+      resolution: subscriptionResolution(result, name),
       catalogHealth: health,
       catalog: catalogState(ctx, sub),
       ...(ip ? { installPlan: ip } : {}),
@@ -154,9 +190,6 @@ async function reconcileNamespace(ctx: SubscriptionContext, namespace: string): 
         'subscription status',
       );
     }
-  }
-  if (result && !result.ok) {
-    for (const sub of subs) void ctx.events.warning(sub, 'ResolutionFailed', result.message);
   }
 }
 
@@ -184,7 +217,7 @@ async function ensureInstallPlan(
 ): Promise<InstallPlan | undefined> {
   const namespace = sub.metadata.namespace!;
   const name = installPlanName(namespace, sub.metadata.name!, outcome.bundle);
-  const existing = ctx.informers.installPlans.get(`${namespace}/${name}`);
+  const existing = ctx.informers.installPlans.get(objectKey(namespace, name));
   if (existing || outcome.state === 'at-latest') return existing;
   const generation =
     Math.max(0, ...ctx.informers.installPlans.list(namespace).map((ip) => ip.spec.generation ?? 0)) + 1;
@@ -222,7 +255,7 @@ async function createGeneratedSubscription(
   namespace: string,
   g: GeneratedSubscription,
 ): Promise<void> {
-  if (ctx.informers.subscriptions.get(`${namespace}/${g.name}`)) return;
+  if (ctx.informers.subscriptions.get(objectKey(namespace, g.name))) return;
   const body: Subscription = {
     apiVersion: `${Resources.Subscription.group}/${Resources.Subscription.version}`,
     kind: 'Subscription',
@@ -245,7 +278,7 @@ async function createGeneratedSubscription(
       { subscription: g.name, package: g.package, requiredBy: g.requiredBy },
       'dependency subscription created',
     );
-    const by = g.requiredBy ? ctx.informers.subscriptions.get(`${namespace}/${g.requiredBy}`) : undefined;
+    const by = g.requiredBy ? ctx.informers.subscriptions.get(objectKey(namespace, g.requiredBy)) : undefined;
     if (by) {
       void ctx.events.normal(
         by,
@@ -291,7 +324,7 @@ function catalogHealth(
 function catalogState(ctx: SubscriptionContext, sub: Subscription): CatalogState {
   const ref = { namespace: sub.spec.sourceNamespace, name: sub.spec.source };
   const where = `CatalogSource ${ref.namespace}/${ref.name}`;
-  if (!ctx.informers.catalogSources.get(`${ref.namespace}/${ref.name}`)) {
+  if (!ctx.informers.catalogSources.get(objectKey(ref.namespace, ref.name))) {
     return {
       healthy: false,
       message: `${where} (spec.source, spec.sourceNamespace) does not exist: create it, or fix the Subscription's spec.source and spec.sourceNamespace`,
