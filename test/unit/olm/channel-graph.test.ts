@@ -50,6 +50,11 @@ describe('the channel graph, with opm’s rules', () => {
       { heads: ['c'], order: ['c'], stranded: [] },
     ],
     [
+      'a tail that skips itself is only skipped, as opm accepts',
+      [e('a', undefined, ['a']), e('b', 'a')],
+      { heads: ['b'], order: ['b'], stranded: [] },
+    ],
+    [
       'an entry skipping itself is no head',
       [e('a', undefined, ['a'])],
       { heads: [], order: [], stranded: [] },
