@@ -24,6 +24,9 @@ import {
   restorePayloads,
 } from './payloads.js';
 import { setOrigin } from './origin.js';
+import { checkDocument, schemaProblems } from './schema.js';
+import { objectName } from './validate.js';
+import type { ErrorObject } from 'ajv';
 
 const CATALOG_EXT = /\.(ya?ml|json)$/i;
 
@@ -167,24 +170,52 @@ function addParsedDocuments(
       });
       return;
     }
+    // Checked against its schema before it is kept: what follows relies on the types.
     setOrigin(doc, { file, doc: index });
+    const refused = (errors: ErrorObject[] | null | undefined) =>
+      problems.push(...schemaProblems(errors ?? [], file, documentName(doc)));
+    const { package: pkg, channel, bundle, deprecations, other } = checkDocument;
     switch (doc.schema) {
       case Schema.Package:
-        cfg.packages.push(doc as never);
+        if (pkg(doc)) cfg.packages.push(doc);
+        else refused(pkg.errors);
         break;
       case Schema.Channel:
-        cfg.channels.push(doc as never);
+        if (channel(doc)) cfg.channels.push(doc);
+        else refused(channel.errors);
         break;
       case Schema.Bundle:
-        cfg.bundles.push(doc as never);
+        if (bundle(doc)) cfg.bundles.push(doc);
+        else refused(bundle.errors);
         break;
       case Schema.Deprecations:
-        cfg.deprecations.push(doc as never);
+        if (deprecations(doc)) cfg.deprecations.push(doc);
+        else refused(deprecations.errors);
         break;
       default:
-        cfg.others.push(doc as never);
+        if (other(doc)) cfg.others.push(doc);
+        else refused(other.errors);
     }
   });
+}
+
+/** How problems name a document: as validation names it, from whatever names it has. */
+function documentName(doc: Record<string, unknown>): string {
+  const text = (v: unknown, none: string) => (typeof v === 'string' && v !== '' ? v : none);
+  const name = text(doc.name, '<unnamed>');
+  const pkg = text(doc.package, '<no package>');
+  switch (doc.schema) {
+    case Schema.Package:
+      return objectName.package(name);
+    case Schema.Channel:
+      return objectName.channel(pkg, name);
+    case Schema.Bundle:
+      return objectName.bundle(name);
+    case Schema.Deprecations:
+      return objectName.deprecations(pkg);
+    default:
+      return `${String(doc.schema)} ${name}`;
+  }
 }
 
 type Parsed = { ok: true; docs: unknown[] } | { ok: false; problem: Problem };

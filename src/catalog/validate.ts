@@ -18,8 +18,11 @@
 import {
   type BundleDoc,
   type ChannelDoc,
+  type ChannelEntry,
   type DeclarativeConfig,
   type PackageDoc,
+  type PackageProperty,
+  type PackageRequiredProperty,
   PropertyType,
   Schema,
 } from '../apis/fbc.js';
@@ -77,12 +80,7 @@ export function validateCatalog(cfg: DeclarativeConfig): CatalogValidation {
       continue;
     }
     packages.set(name, p);
-    if (
-      p.icon !== undefined &&
-      (!isObject(p.icon) || typeof p.icon.base64data !== 'string' || typeof p.icon.mediatype !== 'string')
-    ) {
-      error('icon', 'an icon needs base64data and mediatype');
-    } else if (p.icon !== undefined && !isGoBase64(p.icon.base64data)) {
+    if (p.icon !== undefined && !isGoBase64(p.icon.base64data)) {
       error('icon.base64data', 'is not valid base64, so opm cannot load the catalog');
     }
   }
@@ -136,9 +134,7 @@ export function validateCatalog(cfg: DeclarativeConfig): CatalogValidation {
         );
       else versions.set(version, name);
     }
-    if (typeof b.image !== 'string')
-      error('image', 'must be a string (may be empty when the bundle carries olm.bundle.object properties)');
-    else if (b.image === '' && !hasProperty(b, PropertyType.BundleObject)) {
+    if (b.image === '' && !hasProperty(b, PropertyType.BundleObject)) {
       error('image', 'a bundle needs an image or its manifests as olm.bundle.object properties');
     }
     checkImageReferences(b, error);
@@ -152,10 +148,6 @@ export function validateCatalog(cfg: DeclarativeConfig): CatalogValidation {
     inSomeChannel.set(pkg, member);
     for (const [name, c] of chans) {
       const { error } = at(c, objectName.channel(pkg, name));
-      if (!Array.isArray(c.entries)) {
-        error('entries', 'must be a list of {name, replaces, skips, skipRange}');
-        continue;
-      }
       if (c.entries.length === 0) error('entries', 'a channel needs at least one entry');
       const seen = new Set<string>();
       const wellFormed = c.entries.filter((e, i) => checkEntry(e, i, seen, bundles, pkg, error));
@@ -173,8 +165,7 @@ export function validateCatalog(cfg: DeclarativeConfig): CatalogValidation {
     if (!p.defaultChannel) {
       if (chans && chans.size > 0)
         error('defaultChannel', `is required: one of ${[...chans.keys()].join(', ')}`);
-    } else if (typeof p.defaultChannel !== 'string') error('defaultChannel', 'must be a channel name');
-    else if (chans && chans.size > 0 && !chans.has(p.defaultChannel)) {
+    } else if (chans && chans.size > 0 && !chans.has(p.defaultChannel)) {
       error(
         'defaultChannel',
         `"${p.defaultChannel}" is not a channel of package ${name} (it has ${[...chans.keys()].join(', ')})`,
@@ -196,15 +187,15 @@ export function validateCatalog(cfg: DeclarativeConfig): CatalogValidation {
 
 /** Checks one channel entry; true when it is usable for the graph checks. */
 function checkEntry(
-  e: unknown,
+  e: ChannelEntry,
   i: number,
   seen: Set<string>,
   bundles: Map<string, BundleDoc>,
   pkg: string,
   error: Say,
-): e is import('../apis/fbc.js').ChannelEntry {
+): boolean {
   const at = `entries[${i}]`;
-  if (!isObject(e) || typeof e.name !== 'string' || e.name === '') {
+  if (e.name === '') {
     error(`${at}.name`, 'every entry needs a bundle name');
     return false;
   }
@@ -215,42 +206,25 @@ function checkEntry(
   }
   seen.add(e.name);
   if (!bundles.has(e.name)) error(`${at}.name`, `no olm.bundle named ${e.name} in package ${pkg}`);
-  if (e.replaces !== undefined && typeof e.replaces !== 'string') {
-    error(`${at}.replaces`, 'must be a bundle name');
-    good = false;
-  }
-  if (e.skips !== undefined) {
-    if (!Array.isArray(e.skips)) {
-      error(`${at}.skips`, 'must be a list of bundle names');
+  e.skips?.forEach((s, j) => {
+    if (s === '') {
+      error(`${at}.skips[${j}]`, 'must be a bundle name');
       good = false;
-    } else
-      e.skips.forEach((s, j) => {
-        if (typeof s !== 'string' || s === '') {
-          error(`${at}.skips[${j}]`, 'must be a bundle name');
-          good = false;
-        }
-      });
-  }
-  if (e.skipRange !== undefined) {
-    if (typeof e.skipRange !== 'string') error(`${at}.skipRange`, 'must be a semver range');
-    else {
-      const r = parseRange(e.skipRange);
-      if (!r.ok) error(`${at}.skipRange`, r.message);
     }
+  });
+  if (e.skipRange !== undefined) {
+    const r = parseRange(e.skipRange);
+    if (!r.ok) error(`${at}.skipRange`, r.message);
   }
   return good;
 }
 
 /** Checks a bundle's properties; returns its version when it has exactly one usable olm.package. */
 function checkBundleProperties(b: BundleDoc, pkg: string, error: Say): string | undefined {
-  if (!Array.isArray(b.properties)) {
-    error('properties', 'must be a list of {type, value}');
-    return undefined;
-  }
   const packageProps: { i: number; value: unknown }[] = [];
   b.properties.forEach((p, i) => {
     const at = `properties[${i}]`;
-    if (!isObject(p) || typeof p.type !== 'string' || p.type === '') {
+    if (p.type === '') {
       error(`${at}.type`, 'every property needs a type');
       return;
     }
@@ -263,25 +237,12 @@ function checkBundleProperties(b: BundleDoc, pkg: string, error: Say): string | 
       case PropertyType.Package:
         packageProps.push({ i, value: v });
         break;
-      case PropertyType.GVK:
-      case PropertyType.GVKRequired:
-        if (
-          !isObject(v) ||
-          typeof v.group !== 'string' ||
-          typeof v.version !== 'string' ||
-          typeof v.kind !== 'string'
-        ) {
-          error(`${at}.value`, `an ${p.type} value needs group, version and kind`);
-        }
+      case PropertyType.PackageRequired: {
+        // Its shape is the load schema's (schema.ts); its range is OLM's rule.
+        const r = parseRange((v as PackageRequiredProperty).versionRange);
+        if (!r.ok) error(`${at}.value.versionRange`, r.message);
         break;
-      case PropertyType.PackageRequired:
-        if (!isObject(v) || typeof v.packageName !== 'string' || typeof v.versionRange !== 'string') {
-          error(`${at}.value`, 'an olm.package.required value needs packageName and versionRange');
-        } else {
-          const r = parseRange(v.versionRange);
-          if (!r.ok) error(`${at}.value.versionRange`, r.message);
-        }
-        break;
+      }
       case PropertyType.BundleObject:
         if (!isObject(v) || (!hasManifestData(v) && typeof v.ref !== 'string')) {
           error(`${at}.value`, 'an olm.bundle.object value needs data (base64) or ref');
@@ -299,18 +260,15 @@ function checkBundleProperties(b: BundleDoc, pkg: string, error: Say): string | 
     );
     return undefined;
   }
-  const { i, value } = packageProps[0]!;
-  if (!isObject(value)) {
-    error(`properties[${i}].value`, 'an olm.package value needs packageName and version');
-    return undefined;
-  }
+  const { i } = packageProps[0]!;
+  const value = packageProps[0]!.value as PackageProperty;
   if (value.packageName !== pkg) {
     error(
       `properties[${i}].value.packageName`,
       `"${String(value.packageName)}" does not match the bundle's package ${pkg}`,
     );
   }
-  if (typeof value.version !== 'string' || !parseVersion(value.version)) {
+  if (!parseVersion(value.version)) {
     error(`properties[${i}].value.version`, `"${String(value.version)}" is not a semver version`);
     return undefined;
   }
@@ -339,21 +297,12 @@ function checkDeprecations(
     if (!packages.has(pkg)) error('package', `package ${pkg} has no olm.package document`);
     if (seenPkg.has(pkg)) error('package', `package ${pkg} has more than one olm.deprecations document`);
     seenPkg.add(pkg);
-    if (!Array.isArray(d.entries)) {
-      error('entries', 'must be a list of {reference, message}');
-      continue;
-    }
     const refs = new Set<string>();
     d.entries.forEach((e, i) => {
       const f = `entries[${i}]`;
-      const ref = isObject(e) ? e.reference : undefined;
-      if (!isObject(e) || typeof e.message !== 'string' || e.message === '')
-        error(`${f}.message`, 'is required: tell users what to do instead');
-      if (!isObject(ref)) {
-        error(`${f}.reference`, 'is required: {schema, name}');
-        return;
-      }
-      const name = typeof ref.name === 'string' ? ref.name : undefined;
+      const ref = e.reference;
+      if (e.message === '') error(`${f}.message`, 'is required: tell users what to do instead');
+      const name = ref.name || undefined;
       switch (ref.schema) {
         case Schema.Package:
           if (name)
@@ -372,12 +321,6 @@ function checkDeprecations(
           else if (!bundles.get(pkg)?.has(name))
             error(`${f}.reference.name`, `${name} is not a bundle of package ${pkg}`);
           break;
-        default:
-          error(
-            `${f}.reference.schema`,
-            `"${String(ref.schema)}" is not one of ${Schema.Package}, ${Schema.Channel}, ${Schema.Bundle}`,
-          );
-          return;
       }
       const key = `${String(ref.schema)}/${name ?? ''}`;
       if (refs.has(key)) error(`${f}.reference`, `${key} is deprecated twice`);

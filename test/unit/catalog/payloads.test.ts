@@ -108,7 +108,8 @@ describe('lifting payloads reads exactly as parsing everything', () => {
         const encoded = encodeDocuments(docs, json ? CatalogFormat.JSON : CatalogFormat.YAML);
         const r = both(encoded);
         lifts += r.count;
-        expect(r.lifted.problems).toEqual([]);
+        // (An icon whose base64data is a number is refused by the schema, in both readings.)
+        expect(r.lifted.problems).toEqual(r.plain.problems);
         expect(JSON.parse(JSON.stringify(r.lifted.cfg))).toEqual(JSON.parse(JSON.stringify(r.plain.cfg)));
       }),
       runs(200),

@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { emptyConfig } from '../../../src/apis/fbc.js';
 import { parseFileParts } from '../../../src/catalog/load.js';
+import { readStoredPayload, type StoredPayload, withPayloads } from '../../../src/catalog/payloads.js';
 import { CatalogSpool } from '../../../src/controllers/catalog-spool.js';
 import { digestOf } from '../../../src/controllers/catalogsource-content.js';
 import type { Problem } from '../../../src/util/result.js';
@@ -39,11 +40,11 @@ describe('CatalogSpool', () => {
       await parseFileParts(spooled.path, spooled.parts, cfg, problems);
       expect(problems).toEqual([]);
       expect(cfg.packages.map((p) => p.name)).toEqual(['p']);
-      const value = cfg.bundles[0]!.properties[1]!.value as { data: string };
-      expect(Object.getOwnPropertyDescriptor(value, 'data')?.get).toBeTypeOf('function');
-      expect(value.data).toBe(manifest);
+      const value = cfg.bundles[0]!.properties[1]!.value as { data: unknown };
+      expect(value.data).toMatchObject({ storedIn: spooled.path, length: manifest.length });
+      expect(await readStoredPayload(value.data as StoredPayload)).toBe(manifest);
       await spool.remove(spooled.path);
-      expect(() => value.data).toThrow(spooled.path);
+      await expect(readStoredPayload(value.data as StoredPayload)).rejects.toThrow(spooled.path);
       await spool.remove(spooled.path); // a second removal is harmless
       expect(await readdir(spool.dir)).toEqual([]);
     } finally {
@@ -64,7 +65,8 @@ describe('CatalogSpool', () => {
       const problems: Problem[] = [];
       await parseFileParts(spooled.path, spooled.parts, cfg, problems);
       expect(problems).toEqual([]);
-      expect((cfg.bundles[0]!.properties[1]!.value as { data: string }).data).toBe(manifest);
+      const read = await withPayloads(cfg.bundles[0]!);
+      expect((read.properties[1]!.value as { data: string }).data).toBe(manifest);
     } finally {
       await spool.close();
     }

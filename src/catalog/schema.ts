@@ -1,0 +1,214 @@
+/**
+ * The runtime schemas of file-based catalog documents, checked once where a catalog is read
+ * (load.ts), so that everything after loading works on checked types. They are written with the
+ * CRD schema builder (src/apis/crds/schema.ts), which ties each schema to its type in
+ * src/apis/fbc.ts: a field added to a type fails the type check until its schema follows.
+ *
+ * Like opm's loader, which refuses a document whose fields do not decode into its Go types, a
+ * field of the wrong type fails loading; unknown fields are kept; a missing field that opm reads
+ * as its Go zero value (an empty name, image or list) is given that value, for validation to
+ * judge as opm's does. The values of the properties
+ * OLM interprets (olm.package, olm.gvk, olm.gvk.required, olm.package.required) are checked too.
+ * What a schema cannot say (names that must be set, references between documents, versions and
+ * ranges that must parse, channel graphs) stays in validate.ts.
+ *
+ * The checking is done by ajv, the most used JSON Schema validator for JavaScript: it compiles
+ * each schema to a function once, which keeps checking the corpus catalog's documents to a few
+ * milliseconds, and it reports every failure with a JSON pointer, from which messages name the
+ * field.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import {
+  type BundleDoc,
+  type ChannelDoc,
+  type ChannelEntry,
+  type DeprecationEntry,
+  type DeprecationsDoc,
+  type Icon,
+  type OtherDoc,
+  type PackageDoc,
+  type Property,
+  PropertyType,
+  type RelatedImage,
+  Schema as DocSchema,
+} from '../apis/fbc.js';
+import {
+  array,
+  object,
+  oneOf,
+  required,
+  type RequiredField,
+  type Schema,
+  string,
+} from '../apis/crds/schema.js';
+import type { Problem } from '../util/result.js';
+
+/** A field opm reads as `value` when it is missing (Go's zero value). */
+function zero<T>(field: RequiredField<T>, value: T): RequiredField<T> {
+  return { ...field, json: { ...field.json, default: value } };
+}
+const text = () => zero(required(string()), '');
+
+/** Any value (a property's value, before its type says what it must be). */
+const anything: Schema<unknown> = { json: {} };
+
+const stringFields = (...names: string[]) => ({
+  type: 'object',
+  required: names,
+  properties: Object.fromEntries(names.map((n) => [n, { type: 'string' }])),
+});
+
+/** What each property type OLM interprets needs in its value. */
+const propertyValues: Record<string, object> = {
+  [PropertyType.Package]: stringFields('packageName', 'version'),
+  [PropertyType.GVK]: stringFields('group', 'version', 'kind'),
+  [PropertyType.GVKRequired]: stringFields('group', 'version', 'kind'),
+  [PropertyType.PackageRequired]: stringFields('packageName', 'versionRange'),
+};
+
+/**
+ * A property: a type and a value, which for the types above must have their fields. (JSON
+ * Schema's if/then is beyond the builder, so this one is written out.)
+ */
+const property: Schema<Property> = {
+  json: {
+    ...object<Property>({ type: text(), value: required(anything) }).json,
+    ...({
+      allOf: Object.entries(propertyValues).map(([type, value]) => ({
+        if: { properties: { type: { const: type } }, required: ['type'] },
+        then: { properties: { value } },
+      })),
+    } as object),
+  },
+};
+
+const properties = array(property);
+
+const icon = object<Icon>({ base64data: required(string()), mediatype: required(string()) });
+
+export const packageSchema = object<PackageDoc>({
+  schema: required(oneOf([DocSchema.Package])),
+  name: text(),
+  defaultChannel: string(),
+  icon,
+  description: string(),
+  properties,
+});
+
+const entry = object<ChannelEntry>({
+  name: text(),
+  replaces: string(),
+  skips: array(string()),
+  skipRange: string(),
+});
+
+export const channelSchema = object<ChannelDoc>({
+  schema: required(oneOf([DocSchema.Channel])),
+  package: text(),
+  name: text(),
+  entries: zero(required(array(entry)), []),
+  properties,
+});
+
+const relatedImage = object<RelatedImage>({ name: text(), image: text() });
+
+export const bundleSchema = object<BundleDoc>({
+  schema: required(oneOf([DocSchema.Bundle])),
+  package: text(),
+  name: text(),
+  image: text(),
+  properties: zero(required(properties), []),
+  relatedImages: array(relatedImage),
+});
+
+const deprecationEntry = object<DeprecationEntry>({
+  reference: required(
+    object<DeprecationEntry['reference']>({
+      schema: required(oneOf([DocSchema.Package, DocSchema.Channel, DocSchema.Bundle])),
+      name: string(),
+    }),
+  ),
+  message: text(),
+});
+
+export const deprecationsSchema = object<DeprecationsDoc>({
+  schema: required(oneOf([DocSchema.Deprecations])),
+  package: text(),
+  entries: zero(required(array(deprecationEntry)), []),
+});
+
+/** Documents of other schemas are kept as they are; only what every document has is checked. */
+const otherSchema: Schema<OtherDoc> = {
+  json: {
+    type: 'object',
+    required: ['schema'],
+    properties: { schema: { type: 'string' }, package: { type: 'string' }, name: { type: 'string' } },
+  },
+};
+
+// A default is written into the generated code as a literal, so documents never share a list.
+const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true });
+const compile = <T>(s: Schema<T>): ValidateFunction<T> => ajv.compile<T>(s.json);
+
+/** One checker per schema, each a type guard; `errors` says what failed. */
+export const checkDocument = {
+  package: compile(packageSchema),
+  channel: compile(channelSchema),
+  bundle: compile(bundleSchema),
+  deprecations: compile(deprecationsSchema),
+  other: compile(otherSchema),
+};
+
+/** `/entries/3/name` → `entries[3].name`. */
+export function fieldOf(pointer: string): string {
+  let out = '';
+  for (const raw of pointer.split('/').slice(1)) {
+    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    out += /^\d+$/.test(part) ? `[${part}]` : out === '' ? part : `.${part}`;
+  }
+  return out;
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string',
+  array: 'a list',
+  object: 'a map',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'true or false',
+};
+
+/** A checker's failures as problems of `object` in `file`, one per field. */
+export function schemaProblems(errors: readonly ErrorObject[], file: string, object: string): Problem[] {
+  const out: Problem[] = [];
+  const seen = new Set<string>();
+  for (const e of errors) {
+    let field = fieldOf(e.instancePath);
+    let message: string;
+    switch (e.keyword) {
+      case 'if':
+        continue; // the failures of its `then` are reported themselves
+      case 'required': {
+        const missing = String((e.params as { missingProperty: string }).missingProperty);
+        field = field === '' ? missing : `${field}.${missing}`;
+        message = 'is required';
+        break;
+      }
+      case 'type': {
+        const type = String((e.params as { type: string }).type);
+        message = `must be ${TYPE_NAMES[type] ?? type}`;
+        break;
+      }
+      case 'enum':
+        message = `must be one of ${((e.params as { allowedValues: unknown[] }).allowedValues ?? []).join(', ')}`;
+        break;
+      default:
+        message = e.message ?? `fails ${e.keyword}`;
+    }
+    const key = `${field}\n${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ file, object, ...(field ? { field } : {}), message });
+  }
+  return out;
+}
