@@ -20,6 +20,7 @@ import {
   type SubscriptionStatus,
 } from '../apis/operators.js';
 import { SubscriptionConditionReason, SubscriptionConditionType } from '../apis/conditions.js';
+import { CopiedFromLabel } from '../install/ownership.js';
 import { formatTime, removeCondition, setCondition } from '../kube/conditions.js';
 import type {
   InstalledOperator,
@@ -31,8 +32,6 @@ import { type CatalogSnapshot, type CatalogStore, InstallPlanSubscriptionLabel }
 
 /** Label on InstallPlans naming the Subscription they are for (see context.ts). */
 export const SubscriptionLabel = InstallPlanSubscriptionLabel;
-/** Label OLM puts on CSVs it copies into target namespaces; copies are not installs. */
-export const CopiedFromLabel = 'olm.copiedFrom';
 /** CSV annotation (set by opm/operator-sdk) with the bundle's properties as JSON. */
 export const PropertiesAnnotation = 'operatorframework.io/properties';
 

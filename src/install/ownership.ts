@@ -37,6 +37,14 @@ export function managedLabels(): Record<string, string> {
   return { [Label.Managed]: 'true' };
 }
 
+/** A label selector for everything Bosun manages (its informers watch only that). */
+export const managedSelector = `${Label.Managed}=true`;
+
+/** Whether an object carries `olm.managed=true`. */
+export function isManaged(obj: { metadata?: { labels?: Readonly<Record<string, string>> } }): boolean {
+  return obj.metadata?.labels?.[Label.Managed] === 'true';
+}
+
 export function ownerLabels(csv: CSVRef): Record<string, string> {
   return {
     [Label.Managed]: 'true',

@@ -25,11 +25,11 @@
 import { CSVReason } from '../apis/conditions.js';
 import type { KubeObject, LabelSelector } from '../apis/meta.js';
 import type { ClusterServiceVersion, OperatorGroup, WebhookDescription } from '../apis/operators.js';
-import { InstallModeType, Label, WebhookAdmissionType } from '../apis/operators.js';
+import { InstallModeType, WebhookAdmissionType } from '../apis/operators.js';
 import { generatedName, shortHash, stableStringify } from './hash.js';
 import type { Resource } from '../olm/kinds.js';
 import { operatorGroupLabel } from './operatorgroup.js';
-import { type CSVRef, ownerLabels } from './ownership.js';
+import { type CSVRef, isManaged, ownerLabels } from './ownership.js';
 import type { ServingProblem } from './serving.js';
 
 export const WebhookLabel = {
@@ -388,7 +388,7 @@ export function orphanedConversions(
     ),
   );
   return crds
-    .filter((crd) => crd.metadata?.labels?.[Label.Managed] === 'true')
+    .filter(isManaged)
     .filter((crd) => {
       const c = conversionOf(crd);
       const svc = (c?.webhook as { clientConfig?: { service?: { namespace?: string } } } | undefined)

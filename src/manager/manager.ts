@@ -13,7 +13,6 @@ import {
   type CatalogSource,
   type ClusterServiceVersion,
   type InstallPlan,
-  Label,
   type OperatorCondition,
   type OperatorGroup,
   Resources,
@@ -29,6 +28,7 @@ import { EventRecorder } from '../kube/events.js';
 import { createInformer, type Informer } from '../kube/informer.js';
 import { type Outcome, WorkQueue } from '../kube/workqueue.js';
 import { Builtin } from '../kube/resources.js';
+import { managedSelector } from '../install/ownership.js';
 import { SchemaSource } from '../kube/schemas.js';
 import { startHttpServer, type RunningServer } from '../server/http.js';
 import { createMetrics } from '../server/metrics.js';
@@ -153,7 +153,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
       csvs: informer<ClusterServiceVersion>(Resources.ClusterServiceVersion, undefined, slimCSV),
       operatorGroups: informer<OperatorGroup>(Resources.OperatorGroup),
       operatorConditions: informer<OperatorCondition>(Resources.OperatorCondition),
-      deployments: informer<Deployment>(Builtin.Deployment, `${Label.Managed}=true`),
+      deployments: informer<Deployment>(Builtin.Deployment, managedSelector),
       crds: informer<CustomResourceDefinition>(Builtin.CustomResourceDefinition, undefined, slimCRD),
       namespaces: informer<Namespace>(Builtin.Namespace),
     };

@@ -3,6 +3,8 @@ import type { KubeObject, ObjectMeta } from '../../../src/apis/meta.js';
 import {
   addOwnerReference,
   csvOwnerOf,
+  isManaged,
+  managedSelector,
   ownerLabels,
   ownerSelector,
   withOwner,
@@ -57,6 +59,15 @@ describe('owner labels', () => {
       expect(csvOwnerOf(c.labels)).toEqual(c.want);
     });
   }
+});
+
+describe('managed objects', () => {
+  it('olm.managed=true marks what Bosun manages, and selects it', () => {
+    expect(managedSelector).toBe('olm.managed=true');
+    expect(isManaged({ metadata: { labels: ownerLabels(csv) } })).toBe(true);
+    expect(isManaged({ metadata: { labels: { 'olm.managed': 'false' } } })).toBe(false);
+    expect(isManaged({})).toBe(false);
+  });
 });
 
 describe('owner references', () => {
