@@ -5,10 +5,12 @@
  *   namespace of 50 Subscriptions resolved together, and resident memory;
  * - the OperatorHub 2021 corpus (with BOSUN_CORPUS_DIR): per-Subscription resolve time over every
  *   package's default channel, and 50 Subscriptions in one namespace.
+ * - OLM's own resolver beside Bosun's (with BOSUN_OLM_ORACLE_DIR and the olm-oracle built): warm
+ *   resolve time of a sample of corpus packages, each alone, in both, on the same catalog.
  * Targets (issue 4): corpus p50 < 5 ms, p99 < 50 ms; generated < 100 ms per Subscription, < 1 GiB RSS.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BundleDoc, ChannelDoc, DeclarativeConfig, PackageDoc, Property } from '../../src/apis/fbc.js';
@@ -16,6 +18,7 @@ import { importOperatorsDir } from '../../src/catalog/import.js';
 import { loadCatalog } from '../../src/catalog/load.js';
 import { writeCatalog } from '../../src/catalog/write.js';
 import { type Catalog, indexCatalog, resolve, type SubscriptionInput } from '../../src/resolver/index.js';
+import { oracleBinary, run } from '../integration/resolver/oracle.js';
 import type { Emit } from './run.js';
 
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
@@ -106,8 +109,9 @@ function generateCatalog(seed: number): DeclarativeConfig {
           value: { packageName: pkgName(ranged), versionRange: '>=1.2.0 <2.0.0' },
         });
       }
-      if (i === PACKAGES - 1 && v === BUNDLES_PER_PACKAGE - 1) {
-        // One head nobody can satisfy, to time a failure and its explanation.
+      if (i === PACKAGES - 1) {
+        // One package nobody can satisfy (a fresh install falls back down the channel, so every
+        // bundle of it), to time a failure and its explanation.
         properties.push({ type: 'olm.gvk.required', value: gvk('missing.example.com', 'Nothing') });
       }
       if (next() < 0.005) {
@@ -360,6 +364,142 @@ async function corpus(emit: Emit): Promise<void> {
     unit: 'ms',
     inputs: { ...inputs, subscriptions: ns.packages.length, steps: ns.steps, runs: ns.times.length },
   });
+
+  await besideOLM(emit, imported.config, packages);
+}
+
+/** Every `SAMPLE_EVERY`th corpus package (by name) is timed in both resolvers. */
+const SAMPLE_EVERY = 16;
+const WARM_RUNS = 20;
+
+/**
+ * The same Subscriptions resolved by OLM v0.46.0's resolver (the olm-oracle) and by Bosun, warm,
+ * on the same catalog: the corpus without bundle manifests and CSV metadata (resolution reads
+ * neither, nor images), and without the packages opm's loader refuses, which would fail the
+ * whole catalog.
+ */
+async function besideOLM(emit: Emit, config: DeclarativeConfig, packages: string[]): Promise<void> {
+  const oracle = await oracleBinary({ build: false });
+  if (!oracle.ok) {
+    process.stderr.write(`resolver OLM figures skipped: ${oracle.why}\n`);
+    return;
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'bosun-bench-olm-'));
+  try {
+    const refused: string[] = [];
+    const lean = (): DeclarativeConfig => ({
+      ...config,
+      packages: config.packages.filter((p) => !refused.includes(p.name)),
+      channels: config.channels.filter((c) => !refused.includes(c.package)),
+      bundles: config.bundles
+        .filter((b) => !refused.includes(b.package))
+        .map(({ relatedImages: _, ...b }) => ({
+          ...b,
+          // Bundles imported from package-manifest folders have no image, which opm refuses.
+          image: b.image || `registry.example.com/bench/${b.package}-bundle:${b.name}`,
+          properties: (b.properties ?? []).filter(
+            (p) => p.type !== 'olm.bundle.object' && p.type !== 'olm.csv.metadata',
+          ),
+        })),
+    });
+    const subFile = join(dir, 'sub.yaml');
+    const timeOLM = async (pkg: string) => {
+      await writeFile(
+        subFile,
+        `apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata: {name: ${pkg}, namespace: ops}\n` +
+          `spec: {name: ${pkg}, source: community, sourceNamespace: olm}\n`,
+      );
+      const out = await run(
+        oracle.path,
+        [
+          '--catalog',
+          `community=${join(dir, 'catalog')}`,
+          '--subscription',
+          subFile,
+          '--timing',
+          String(WARM_RUNS),
+        ],
+        dir,
+      );
+      const median = (what: string) =>
+        Number(new RegExp(`warm ${what} \\(n=\\d+\\) median ([\\d.]+) ms`).exec(out.out)?.[1] ?? Number.NaN);
+      return { out: out.out, resolve: median('Resolve'), steps: median('ResolveSteps') };
+    };
+
+    const sample = packages.filter((_, i) => i % SAMPLE_EVERY === 0);
+    // Packages opm refuses are left out one by one, until the catalog loads.
+    let probe = { out: '', resolve: Number.NaN, steps: Number.NaN };
+    for (let tries = 0; tries <= 20; tries++) {
+      await rm(join(dir, 'catalog'), { recursive: true, force: true });
+      await writeCatalog(join(dir, 'catalog'), lean(), { format: 'json' });
+      probe = await timeOLM(sample[0]!);
+      const pkg = /catalog does not load: .*?process package \\"([^"\\]+)\\"/.exec(probe.out)?.[1];
+      if (!pkg || refused.includes(pkg)) break;
+      refused.push(pkg);
+    }
+    if (Number.isNaN(probe.resolve)) {
+      process.stderr.write(
+        `resolver OLM figures skipped: the olm-oracle gave no timing: ${probe.out.slice(0, 500)}\n`,
+      );
+      return;
+    }
+
+    const catalog: Catalog = { name: 'community', namespace: 'olm', priority: 0, config: lean() };
+    indexCatalog(catalog);
+    const olmResolve: number[] = [];
+    const olmSteps: number[] = [];
+    const bosun: number[] = [];
+    for (const pkg of sample.filter((p) => !refused.includes(p))) {
+      const t = pkg === sample[0] ? probe : await timeOLM(pkg);
+      olmResolve.push(t.resolve);
+      olmSteps.push(t.steps);
+      const times: number[] = [];
+      for (let i = 0; i < WARM_RUNS; i++) {
+        const start = process.hrtime.bigint();
+        resolve({
+          namespace: 'ops',
+          catalogs: [catalog],
+          installed: [],
+          subscriptions: [subscribe(pkg, 'ops', 'community')],
+        });
+        times.push(ms(start));
+      }
+      bosun.push(
+        percentile(
+          times.sort((a, b) => a - b),
+          0.5,
+        ),
+      );
+    }
+    const inputs = {
+      catalog: 'operatorhub-2021 without manifests',
+      packages: packages.length - refused.length,
+      sample: olmResolve.length,
+      warmRuns: WARM_RUNS,
+      refusedByOpm: refused,
+      statistic: "median over the sample of each package's median warm time",
+    };
+    const mid = (xs: number[]) =>
+      percentile(
+        [...xs].sort((a, b) => a - b),
+        0.5,
+      );
+    emit({ name: 'resolver.corpus.sample.bosun.resolve.p50', value: mid(bosun), unit: 'ms', inputs });
+    emit({
+      name: 'resolver.corpus.sample.olm.resolve.p50',
+      value: mid(olmResolve),
+      unit: 'ms',
+      inputs: { ...inputs, measured: 'OLM v0.46.0 Resolver.Resolve (olm-oracle --timing)' },
+    });
+    emit({
+      name: 'resolver.corpus.sample.olm.resolveSteps.p50',
+      value: mid(olmSteps),
+      unit: 'ms',
+      inputs: { ...inputs, measured: 'OLM v0.46.0 OperatorStepResolver.ResolveSteps (olm-oracle --timing)' },
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 export default async function resolverBench(emit: Emit): Promise<void> {

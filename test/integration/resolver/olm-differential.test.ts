@@ -126,11 +126,11 @@ const KNOWN: Known[] = [
     name: 'installed-api-overlap-kept',
     why: 'two installed operators without Subscriptions already provide the same API: OLM fails the whole resolution, Bosun leaves them as they are',
     matches: (s) => {
-      const m = /((?:@existing\/[^ ,]+(?:, | and ))+@existing\/[^ ,]+)(?:, | and |\s)[^,]*?provide /.exec(
-        s.olm.message ?? '',
-      );
-      if (s.olm.ok || !m || resolved(s)?.result.ok !== true) return false;
-      const names = [...m[1]!.matchAll(/@existing\/[^ ,]*\/([^/ ,]+)/g)].map((x) => x[1]!);
+      const msg = s.olm.message ?? '';
+      if (s.olm.ok || !msg.includes(' provide ') || resolved(s)?.result.ok !== true) return false;
+      // OLM names every provider of the API, installed ones as @existing/<namespace>//<csv>.
+      const providers = msg.slice(0, msg.indexOf(' provide '));
+      const names = [...providers.matchAll(/@existing\/[^ ,]*\/([^/ ,]+)/g)].map((x) => x[1]!);
       const subscribed = new Set(resolved(s)!.input.subscriptions.map((x) => x.package));
       const unsubscribed = installedOf(s).filter((i) => names.includes(i.name) && !subscribed.has(i.package));
       return unsubscribed.length >= 2;
