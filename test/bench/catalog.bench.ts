@@ -10,7 +10,8 @@
  * - catalog.peak_rss: the peak resident memory by then;
  * - catalog.decode.yaml: decoding every YAML file of the corpus with the project's codec (the
  *   fast block reader, js-yaml where it gives up); catalog.decode.yaml.jsyaml: the same files with
- *   js-yaml's core schema alone, so the two show what the block reader saves;
+ *   js-yaml's core schema alone, so the two show what the block reader saves (the faster of two
+ *   passes each);
  * - catalog.decode.bundle.first / .cached: decoding the install manifests of the corpus's largest
  *   bundles (by manifest bytes) as the InstallPlan controller does, the first time and again for
  *   the same content (the decoder's cache); catalog.decode.bundle.manifests.codec / .yaml_lib:
@@ -128,6 +129,8 @@ export default async function catalogBench(emit: Emit): Promise<void> {
 
 /** How many of the largest bundles the bundle decoding figures take. */
 const LargestBundles = 5;
+/** How often the corpus's YAML is read by each reader. */
+const DecodePasses = 2;
 
 async function decodeFigures(
   emit: Emit,
@@ -139,30 +142,36 @@ async function decodeFigures(
   const files = (await readdir(corpus, { recursive: true })).filter((f) => /\.ya?ml$/i.test(f)).sort();
   const texts = await Promise.all(files.map((f) => readFile(join(corpus, f), 'utf8')));
   const megabytes = Math.round(texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / 2 ** 20);
-  let t0 = performance.now();
-  let failed = 0;
-  for (const [i, text] of texts.entries()) if (!parseYamlStream(text, files[i]!).ok) failed++;
-  emit({
-    name: 'catalog.decode.yaml',
-    value: since(t0),
-    unit: 'ms',
-    inputs: { files: files.length, megabytes, failed },
-  });
-  t0 = performance.now();
-  failed = 0;
-  for (const text of texts) {
-    try {
-      jsyaml.loadAll(text.replace(/^\uFEFF/, ''), () => undefined, { schema: jsyaml.CORE_SCHEMA });
-    } catch {
-      failed++;
+  const readers = {
+    'catalog.decode.yaml': (text: string, i: number) => parseYamlStream(text, files[i]!).ok,
+    'catalog.decode.yaml.jsyaml': (text: string) => {
+      try {
+        jsyaml.loadAll(text.replace(/^\uFEFF/, ''), () => undefined, { schema: jsyaml.CORE_SCHEMA });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+  };
+  // Each reader reads everything twice, one after the other, and the faster time counts: the
+  // first pass of whichever runs first also pays for compiling its code.
+  const best = new Map<string, { ms: number; failed: number }>();
+  for (let pass = 0; pass < DecodePasses; pass++) {
+    for (const [name, read] of Object.entries(readers)) {
+      const t0 = performance.now();
+      const failed = texts.filter((t, i) => !read(t, i)).length;
+      const ms = since(t0);
+      if (ms < (best.get(name)?.ms ?? Infinity)) best.set(name, { ms, failed });
     }
   }
-  emit({
-    name: 'catalog.decode.yaml.jsyaml',
-    value: since(t0),
-    unit: 'ms',
-    inputs: { files: files.length, megabytes, failed },
-  });
+  for (const [name, { ms, failed }] of best) {
+    emit({
+      name,
+      value: ms,
+      unit: 'ms',
+      inputs: { files: files.length, megabytes, failed, passes: DecodePasses },
+    });
+  }
 
   const loaded = await loadCatalog(catalogDir);
   if (!loaded.ok) throw new Error('the written catalog does not load again');
@@ -182,7 +191,7 @@ async function decodeFigures(
     megabytes: Math.round(largest.reduce((n, l) => n + l.bytes, 0) / 2 ** 20),
   };
   for (const pass of ['first', 'cached'] as const) {
-    t0 = performance.now();
+    const t0 = performance.now();
     let ok = 0;
     for (const l of largest) if ((await decoder.decode(l.bundle)).ok) ok++;
     emit({ name: `catalog.decode.bundle.${pass}`, value: since(t0), unit: 'ms', inputs: { ...inputs, ok } });
@@ -201,7 +210,7 @@ async function decodeFigures(
       parseAllDocuments(text).every((d) => d.errors.length === 0 && d.toJS() !== undefined),
   };
   for (const [parser, parse] of Object.entries(parsers)) {
-    t0 = performance.now();
+    const t0 = performance.now();
     const ok = manifests.filter(parse).length;
     emit({
       name: `catalog.decode.bundle.manifests.${parser}`,
