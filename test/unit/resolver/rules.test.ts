@@ -807,6 +807,21 @@ describe('invariants and backtracking', () => {
         'subscription s: b.v1 provides g/v k, which a.v1 (installed) already provides: a namespace can have only one provider of an API',
     },
     {
+      // Where Bosun departs from OLM on purpose: OLM fails the whole resolution.
+      name: 'installed operators without Subscriptions that already provide the same API stay as they are',
+      catalogs: [
+        catalog('c', [
+          { name: 'b', channels: { stable: [{ name: 'b.v1', version: '1.0.0', provides: ['g/v/other'] }] } },
+        ]),
+      ],
+      installed: [
+        installed('a', { name: 'a.v1', version: '1.0.0', provides: ['g/v/k'] }),
+        installed('z', { name: 'z.v1', version: '1.0.0', provides: ['g/v/k'] }),
+      ],
+      subscriptions: [sub('s', 'b', 'stable', 'c')],
+      plan: ['b.v1 subscription c/stable'],
+    },
+    {
       name: 'a preferred provider that leads to a conflict is undone and the next one taken',
       // p1 is preferred (own catalog), but it needs package r, whose only bundle provides an API
       // the installed operator already provides.
