@@ -16,9 +16,12 @@ import { type Property, PropertyType } from '../apis/fbc.js';
 import { constraintProblems } from '../olm/constraint.js';
 import { InstallableKinds } from '../olm/kinds.js';
 import { csvEdgeProblems } from '../olm/csv-edges.js';
+import { readInstallStrategy } from '../olm/install-strategy.js';
 import { parseRange, parseVersion } from '../olm/version.js';
+import { webhookDescriptionProblems } from '../olm/webhooks.js';
 import type { Problem } from '../util/result.js';
 import { unknownSchemaKeywords } from './crd-schema.js';
+import { checkClusterServiceVersion } from './csv-schema.js';
 import {
   arr,
   CRDApiVersions,
@@ -57,11 +60,6 @@ export const InstallModeTypes = [
   'SingleNamespace',
   'MultiNamespace',
   'AllNamespaces',
-] as const;
-export const WebhookTypes = [
-  'ValidatingAdmissionWebhook',
-  'MutatingAdmissionWebhook',
-  'ConversionWebhook',
 ] as const;
 export const DependencyTypes = [
   PropertyType.GVK,
@@ -186,6 +184,9 @@ function checkCSV(bundle: Bundle, m: BundleManifest, report: Report): void {
     const bad = dns1123SubdomainError(name);
     if (bad) error('metadata.name', bad);
   }
+  // The shape (what OLM's typed decoding cannot hold); what follows are OLM's own rules.
+  for (const bad of checkClusterServiceVersion(csv, file, describe(csv)).errors)
+    error(bad.field, bad.message);
   const spec = rec(csv, 'spec');
   if (!spec) {
     error('spec', 'is required');
@@ -194,17 +195,15 @@ function checkCSV(bundle: Bundle, m: BundleManifest, report: Report): void {
   for (const bad of invalidImageReferences(csv, '')) error(bad.field, bad.message);
   const version = spec.version;
   if (version === undefined) error('spec.version', 'is required: the semver version of this bundle');
-  else if (typeof version !== 'string') {
-    error('spec.version', `must be a string; quote it in YAML ("${String(version)}")`);
-  } else if (!parseVersion(version)) {
+  else if (typeof version === 'string' && !parseVersion(version)) {
     error('spec.version', `"${version}" is not a semver version (like 1.2.3 or 1.2.3-rc.1)`);
   }
   for (const bad of csvEdgeProblems(csv, name)) error(bad.field, bad.message);
   checkInstallModes(spec, error);
-  const deployments = checkInstall(spec, error, warn);
+  checkInstall(csv, error, warn);
   checkOwnedCRDs(bundle, spec, error);
   checkRequiredAPIs(spec, error);
-  checkWebhooks(spec, deployments, error, warn);
+  checkWebhooks(csv, error, warn);
 
   const minKube = spec.minKubeVersion;
   if (minKube !== undefined && (typeof minKube !== 'string' || !/^v?\d+\.\d+(\.\d+)?/.test(minKube))) {
@@ -254,99 +253,38 @@ function checkInstallModes(spec: Record<string, unknown>, error: Say): void {
       error(`spec.installModes[${i}].type`, `"${String(type)}" is not one of ${InstallModeTypes.join(', ')}`);
     } else if (seen.has(type)) error(`spec.installModes[${i}].type`, `${type} is listed twice`);
     else seen.add(type);
-    const s = isObject(m) ? m.supported : undefined;
-    if (typeof s !== 'boolean') error(`spec.installModes[${i}].supported`, 'must be true or false');
-    else if (s) supported++;
+    // A missing `supported` is false, as OLM reads it; a wrong type is the schema's to report.
+    if (isObject(m) && m.supported === true) supported++;
   });
   if (supported === 0)
     error('spec.installModes', 'no install mode is supported, so the operator cannot be installed');
 }
 
-/** Checks the deployment install strategy; returns the deployment names it declares. */
-function checkInstall(spec: Record<string, unknown>, error: Say, warn: Say): Set<string> {
+/** Reports the kernel's install strategy problems, plus the naming rules of the objects it declares. */
+function checkInstall(csv: KubeManifest, error: Say, warn: Say): void {
+  const { problems } = readInstallStrategy(csv);
+  for (const p of problems) (p.severity === 'warning' ? warn : error)(p.field, p.message);
+  const details = rec(csv, 'spec', 'install', 'spec');
   const names = new Set<string>();
-  const install = rec(spec, 'install');
-  if (!install) {
-    error('spec.install', 'is required: the deployments and permissions the operator runs with');
-    return names;
-  }
-  if (install.strategy !== 'deployment')
-    error('spec.install.strategy', `"${String(install.strategy)}" is not supported; use "deployment"`);
-  const deployments = arr(install, 'spec', 'deployments');
-  if (!deployments || deployments.length === 0) {
-    error('spec.install.spec.deployments', 'is required: at least one deployment runs the operator');
-  }
-  (deployments ?? []).forEach((d, i) => {
+  (arr(details, 'deployments') ?? []).forEach((d, i) => {
     const at = `spec.install.spec.deployments[${i}]`;
     const name = str(d, 'name');
-    if (!name) error(`${at}.name`, 'is required');
-    else {
-      const bad = dns1123SubdomainError(name);
-      if (bad) error(`${at}.name`, bad);
-      if (names.has(name)) error(`${at}.name`, `deployment "${name}" is declared twice`);
-      names.add(name);
-    }
-    const dspec = rec(d, 'spec');
-    if (!dspec) {
-      error(`${at}.spec`, 'is required (an apps/v1 DeploymentSpec)');
-      return;
-    }
-    const matchLabels = rec(dspec, 'selector', 'matchLabels');
-    if (!rec(dspec, 'selector')) error(`${at}.spec.selector`, 'is required');
-    const labels = rec(dspec, 'template', 'metadata', 'labels') ?? {};
-    for (const [k, v] of Object.entries(matchLabels ?? {})) {
-      if (labels[k] !== v)
-        error(`${at}.spec.template.metadata.labels`, `must include the selector's label ${k}=${String(v)}`);
-    }
-    const containers = arr(dspec, 'template', 'spec', 'containers');
-    if (!containers || containers.length === 0) {
-      error(`${at}.spec.template.spec.containers`, 'is required: at least one container');
-    }
-    (containers ?? []).forEach((c, j) => {
-      const cat = `${at}.spec.template.spec.containers[${j}]`;
+    const bad = name ? dns1123SubdomainError(name) : undefined;
+    if (bad && !names.has(name!)) error(`${at}.name`, bad);
+    if (name) names.add(name);
+    (arr(d, 'spec', 'template', 'spec', 'containers') ?? []).forEach((c, j) => {
       const cname = str(c, 'name');
-      if (!cname) error(`${cat}.name`, 'is required');
-      else if (dns1123LabelError(cname)) error(`${cat}.name`, dns1123LabelError(cname)!);
-      const image = str(c, 'image');
-      // A malformed reference is reported with the other image references (checkCSV).
-      if (!image) error(`${cat}.image`, 'is required');
+      const badName = cname ? dns1123LabelError(cname) : undefined;
+      if (badName) error(`${at}.spec.template.spec.containers[${j}].name`, badName);
     });
   });
   for (const key of ['permissions', 'clusterPermissions'] as const) {
-    const perms = rec(install, 'spec')?.[key];
-    if (perms === undefined) continue;
-    if (!Array.isArray(perms)) {
-      error(`spec.install.spec.${key}`, 'must be a list of {serviceAccountName, rules}');
-      continue;
-    }
-    perms.forEach((p, i) => {
-      const at = `spec.install.spec.${key}[${i}]`;
+    (arr(details, key) ?? []).forEach((p, i) => {
       const sa = str(p, 'serviceAccountName');
-      if (!sa) error(`${at}.serviceAccountName`, 'is required');
-      else if (dns1123SubdomainError(sa)) error(`${at}.serviceAccountName`, dns1123SubdomainError(sa)!);
-      const rules = isObject(p) ? p.rules : undefined;
-      if (!Array.isArray(rules)) {
-        error(`${at}.rules`, 'must be a list of policy rules');
-        return;
-      }
-      if (rules.length === 0) warn(`${at}.rules`, 'is empty: the service account gets no permissions');
-      rules.forEach((r, j) => {
-        const rat = `${at}.rules[${j}]`;
-        const verbs = arr(r, 'verbs');
-        if (!verbs || verbs.length === 0) error(`${rat}.verbs`, 'is required: at least one verb');
-        const nonResource = arr(r, 'nonResourceURLs');
-        const resources = arr(r, 'resources');
-        if (nonResource?.length && key === 'permissions') {
-          error(`${rat}.nonResourceURLs`, 'only cluster permissions can grant non-resource URLs');
-        }
-        if (!nonResource?.length && !resources?.length)
-          error(`${rat}.resources`, 'is required (or nonResourceURLs)');
-        if (resources?.length && !arr(r, 'apiGroups'))
-          error(`${rat}.apiGroups`, 'is required with resources ("" is the core group)');
-      });
+      const bad = sa ? dns1123SubdomainError(sa) : undefined;
+      if (bad) error(`spec.install.spec.${key}[${i}].serviceAccountName`, bad);
     });
   }
-  return names;
 }
 
 function checkOwnedCRDs(bundle: Bundle, spec: Record<string, unknown>, error: Say): void {
@@ -410,79 +348,14 @@ function checkRequiredAPIs(spec: Record<string, unknown>, error: Say): void {
   }
 }
 
-function checkWebhooks(spec: Record<string, unknown>, deployments: Set<string>, error: Say, warn: Say): void {
-  const hooks = spec.webhookdefinitions;
-  if (hooks === undefined) return;
-  if (!Array.isArray(hooks)) {
-    error('spec.webhookdefinitions', 'must be a list');
-    return;
-  }
-  const owned = new Set((arr(spec, 'customresourcedefinitions', 'owned') ?? []).map((o) => str(o, 'name')));
-  const names = new Set<string>();
-  hooks.forEach((h, i) => {
-    const at = `spec.webhookdefinitions[${i}]`;
-    const type = str(h, 'type');
-    if (!type || !(WebhookTypes as readonly string[]).includes(type)) {
-      error(`${at}.type`, `"${String(type)}" is not one of ${WebhookTypes.join(', ')}`);
-    }
+/** Reports the kernel's webhook description problems, plus the naming rule for `generateName`. */
+function checkWebhooks(csv: KubeManifest, error: Say, warn: Say): void {
+  for (const p of webhookDescriptionProblems(csv))
+    (p.severity === 'warning' ? warn : error)(p.field, p.message);
+  (arr(csv, 'spec', 'webhookdefinitions') ?? []).forEach((h, i) => {
     const gen = str(h, 'generateName');
-    if (!gen) error(`${at}.generateName`, 'is required');
-    else {
-      if (dns1123SubdomainError(gen)) error(`${at}.generateName`, dns1123SubdomainError(gen)!);
-      if (names.has(gen)) error(`${at}.generateName`, `webhook "${gen}" is declared twice`);
-      names.add(gen);
-    }
-    const dep = str(h, 'deploymentName');
-    if (!dep) error(`${at}.deploymentName`, 'is required: the install deployment that serves the webhook');
-    else if (!deployments.has(dep))
-      error(`${at}.deploymentName`, `"${dep}" is not one of the CSV's install deployments`);
-    const port = isObject(h) ? h.containerPort : undefined;
-    if (
-      port !== undefined &&
-      (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535)
-    ) {
-      error(`${at}.containerPort`, `${String(port)} is not a port number (1-65535)`);
-    }
-    const path = str(h, 'webhookPath');
-    if (path !== undefined && !path.startsWith('/'))
-      error(`${at}.webhookPath`, `"${path}" must start with "/"`);
-    const versions = arr(h, 'admissionReviewVersions');
-    if (!versions || versions.length === 0) error(`${at}.admissionReviewVersions`, 'is required, e.g. [v1]');
-    const policy = str(h, 'failurePolicy');
-    if (policy !== undefined && policy !== 'Fail' && policy !== 'Ignore')
-      error(`${at}.failurePolicy`, `"${policy}" is not Fail or Ignore`);
-    if (type === 'ConversionWebhook') {
-      const crds = arr(h, 'conversionCRDs');
-      if (!crds || crds.length === 0)
-        error(`${at}.conversionCRDs`, 'is required: the CRDs this webhook converts');
-      (crds ?? []).forEach((c, j) => {
-        if (typeof c !== 'string' || !owned.has(c)) {
-          error(
-            `${at}.conversionCRDs[${j}]`,
-            `"${String(c)}" is not a CRD the CSV owns; only owned CRDs can be converted`,
-          );
-        }
-      });
-      const modes = (arr(spec, 'installModes') ?? [])
-        .filter((m) => isObject(m) && m.supported === true)
-        .map((m) => str(m, 'type'));
-      if (modes.some((m) => m !== 'AllNamespaces')) {
-        error(
-          `${at}.type`,
-          'a CSV with a conversion webhook must support only the AllNamespaces install mode',
-        );
-      }
-    } else if (type) {
-      const sideEffects = str(h, 'sideEffects');
-      if (sideEffects !== 'None' && sideEffects !== 'NoneOnDryRun') {
-        error(
-          `${at}.sideEffects`,
-          `"${String(sideEffects)}" must be None or NoneOnDryRun for an admission webhook`,
-        );
-      }
-      const rules = arr(h, 'rules');
-      if (!rules || rules.length === 0) warn(`${at}.rules`, 'is empty: the webhook will never be called');
-    }
+    const bad = gen ? dns1123SubdomainError(gen) : undefined;
+    if (bad) error(`spec.webhookdefinitions[${i}].generateName`, bad);
   });
 }
 

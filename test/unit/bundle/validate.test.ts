@@ -207,8 +207,33 @@ describe('validateBundle', () => {
         ]),
       {
         field: 'spec.webhookdefinitions[0].type',
-        message: 'a CSV with a conversion webhook must support only the AllNamespaces install mode',
+        message:
+          'unable to manage conversion webhook: CSVs with conversion webhooks must support only AllNamespaces',
       },
+    ],
+    [
+      // OLM's install fails such a CSV (InvalidWebhookDescription), so validation says so first.
+      "a webhook rule on OLM's own group",
+      (b) =>
+        (csvOf(b).spec.webhookdefinitions = [
+          {
+            type: 'ValidatingAdmissionWebhook',
+            generateName: 'vgizmo.fixtures.bosun.dev',
+            deploymentName: 'gizmo-operator',
+            admissionReviewVersions: ['v1'],
+            sideEffects: 'None',
+            rules: [{ apiGroups: ['operators.coreos.com'], resources: ['subscriptions'] }],
+          },
+        ]),
+      {
+        field: 'spec.webhookdefinitions[0].rules[0]',
+        message: 'webhook rules cannot include the OLM group',
+      },
+    ],
+    [
+      'a deployment without a selector',
+      (b) => delete csvOf(b).spec.install.spec.deployments[0].spec.selector,
+      { field: 'spec.install.spec.deployments[0].spec.selector', message: 'is required' },
     ],
     [
       'a webhook port out of range',
@@ -284,6 +309,25 @@ describe('validateBundle', () => {
     const b = await minimal();
     mutate(b);
     expect(validateBundle(b).errors).toContainEqual(expect.objectContaining(want));
+  });
+
+  // OLM installs a CSV without Deployments (it succeeds with nothing running) and its validators
+  // accept it, so it is worth a warning only.
+  it.each<[string, (b: Bundle) => void]>([
+    ['an empty deployments list', (b) => (csvOf(b).spec.install.spec.deployments = [])],
+    ['no deployments list', (b) => delete csvOf(b).spec.install.spec.deployments],
+    ['no strategy details', (b) => delete csvOf(b).spec.install.spec],
+  ])('warns of %s without an error', async (_, mutate) => {
+    const b = await minimal();
+    mutate(b);
+    const { errors, warnings } = validateBundle(b);
+    expect(errors).toEqual([]);
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        field: 'spec.install.spec.deployments',
+        message: 'is empty: the CSV installs and runs no operator',
+      }),
+    ]);
   });
 
   it('collects every problem in one pass and keeps warnings apart', async () => {
