@@ -10,6 +10,8 @@ import { type Bundle, BundleAnnotation, type BundleManifest, type KubeManifest }
 import type { Property } from '../apis/fbc.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { type FileMap, readArchive } from './archive.js';
+import { checkClusterServiceVersion } from './csv-schema.js';
+import { describe } from './manifest.js';
 import { labelOf } from './render.js';
 import { isObject, parseYamlOne, parseYamlStream } from './yaml.js';
 
@@ -228,6 +230,10 @@ export function parseManifestFile(src: string, rel: string, file: string, sink: 
         message: `${where}a Kubernetes object needs apiVersion and kind`,
       });
       continue;
+    }
+    if (obj.kind === 'ClusterServiceVersion') {
+      // Decoded once here, as OLM decodes it into its Go types: what those cannot hold fails reading.
+      sink.errors.push(...checkClusterServiceVersion(obj, file, describe(obj)).errors);
     }
     // A multi-document file's size is shared out evenly; only single objects near 1 MiB matter.
     out.push({ file: rel, doc: doc.index, object: obj, size: Math.ceil(size / parsed.docs.length) });

@@ -12,12 +12,9 @@
  * What a schema cannot say (names that must be set, references between documents, versions and
  * ranges that must parse, channel graphs) stays in validate.ts.
  *
- * The checking is done by ajv, the most used JSON Schema validator for JavaScript: it compiles
- * each schema to a function once, which keeps checking the corpus catalog's documents to a few
- * milliseconds, and it reports every failure with a JSON pointer, from which messages name the
- * field.
+ * The checking is done by the project's one ajv setup (src/apis/crds/check.ts), shared with the
+ * check of ClusterServiceVersions where bundles are read.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import {
   type BundleDoc,
   type ChannelDoc,
@@ -41,7 +38,7 @@ import {
   type Schema,
   string,
 } from '../apis/crds/schema.js';
-import type { Problem } from '../util/result.js';
+import { compileSchema, fieldOf, schemaProblems } from '../apis/crds/check.js';
 
 /** A field opm reads as `value` when it is missing (Go's zero value). */
 function zero<T>(field: RequiredField<T>, value: T): RequiredField<T> {
@@ -146,9 +143,7 @@ const otherSchema: Schema<OtherDoc> = {
   },
 };
 
-// A default is written into the generated code as a literal, so documents never share a list.
-const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true });
-const compile = <T>(s: Schema<T>): ValidateFunction<T> => ajv.compile<T>(s.json);
+const compile = compileSchema;
 
 /** One checker per schema, each a type guard; `errors` says what failed. */
 export const checkDocument = {
@@ -159,56 +154,4 @@ export const checkDocument = {
   other: compile(otherSchema),
 };
 
-/** `/entries/3/name` → `entries[3].name`. */
-export function fieldOf(pointer: string): string {
-  let out = '';
-  for (const raw of pointer.split('/').slice(1)) {
-    const part = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    out += /^\d+$/.test(part) ? `[${part}]` : out === '' ? part : `.${part}`;
-  }
-  return out;
-}
-
-const TYPE_NAMES: Record<string, string> = {
-  string: 'a string',
-  array: 'a list',
-  object: 'a map',
-  integer: 'an integer',
-  number: 'a number',
-  boolean: 'true or false',
-};
-
-/** A checker's failures as problems of `object` in `file`, one per field. */
-export function schemaProblems(errors: readonly ErrorObject[], file: string, object: string): Problem[] {
-  const out: Problem[] = [];
-  const seen = new Set<string>();
-  for (const e of errors) {
-    let field = fieldOf(e.instancePath);
-    let message: string;
-    switch (e.keyword) {
-      case 'if':
-        continue; // the failures of its `then` are reported themselves
-      case 'required': {
-        const missing = String((e.params as { missingProperty: string }).missingProperty);
-        field = field === '' ? missing : `${field}.${missing}`;
-        message = 'is required';
-        break;
-      }
-      case 'type': {
-        const type = String((e.params as { type: string }).type);
-        message = `must be ${TYPE_NAMES[type] ?? type}`;
-        break;
-      }
-      case 'enum':
-        message = `must be one of ${((e.params as { allowedValues: unknown[] }).allowedValues ?? []).join(', ')}`;
-        break;
-      default:
-        message = e.message ?? `fails ${e.keyword}`;
-    }
-    const key = `${field}\n${message}`;
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push({ file, object, ...(field ? { field } : {}), message });
-  }
-  return out;
-}
+export { fieldOf, schemaProblems };

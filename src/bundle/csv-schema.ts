@@ -1,0 +1,82 @@
+/**
+ * A ClusterServiceVersion is checked once, where its bundle is read, against the schema Bosun's
+ * own CSV CRD is generated from (src/apis/crds/clusterserviceversion.ts), so reading accepts what
+ * Bosun's API server would accept, and everything after reading works on the checked type.
+ *
+ * OLM reads a CSV into its Go types, and that typed decoding tolerates three things the schema
+ * alone would refuse, so they are not errors here either (the install path repairs them the way
+ * OLM's decoding does, src/install/typed-decoding.ts):
+ * - `null` for a field: Go reads it as the zero value;
+ * - a missing field the schema requires: Go fills in its zero value;
+ * - unknown fields: Go ignores them (and the API server prunes them);
+ * and a descriptor's `value`, a string in the CRD, is any JSON value to Go (`json.RawMessage`).
+ * The first two are returned as warnings, for whoever wants to show them; reading and validation
+ * tolerate them silently, as the install path already says which fields it repaired. What Go cannot decode (a string where a list belongs, a list
+ * where a map belongs) fails reading, naming file, object and field.
+ */
+import { clusterServiceVersionCrd } from '../apis/crds/clusterserviceversion.js';
+import { compileChecker, schemaProblems } from '../apis/crds/check.js';
+import type { ClusterServiceVersion } from '../apis/operators.js';
+import type { Problem } from '../util/result.js';
+
+const checkCSV = compileChecker<ClusterServiceVersion>(clusterServiceVersionCrd.schema);
+
+export interface CSVCheck {
+  /** What OLM's typed decoding would refuse: the CSV cannot be read. */
+  errors: Problem[];
+  /** What OLM's typed decoding tolerates (nulls, missing required fields). */
+  warnings: Problem[];
+}
+
+/** Checks a decoded manifest as a CSV; with no errors, `csv` is a `ClusterServiceVersion`. */
+export function checkClusterServiceVersion(
+  csv: Record<string, unknown>,
+  file: string,
+  object: string,
+): CSVCheck {
+  if (checkCSV(csv)) return { errors: [], warnings: [] };
+  const errors: Problem[] = [];
+  const warnings: Problem[] = [];
+  for (const e of checkCSV.errors ?? []) {
+    const [p] = schemaProblems([e], file, object);
+    if (!p) continue;
+    // A descriptor's value is Go's json.RawMessage, which holds any JSON value.
+    if (/Descriptors\[\d+\]\.value$/.test(p.field ?? '')) continue;
+    if (e.keyword === 'required' || (e.keyword === 'type' && at(csv, e.instancePath) === null)) {
+      warnings.push({
+        ...p,
+        message:
+          e.keyword === 'required'
+            ? 'is required; it is read as empty, as OLM does'
+            : `is null; it is read as empty, as OLM does (${p.message} or left out)`,
+      });
+    } else {
+      const value = at(csv, e.instancePath);
+      const unquoted =
+        e.keyword === 'type' && (e.params as { type: string }).type === 'string' && typeof value !== 'object';
+      // YAML reads an unquoted 1.5 or true as a number or boolean.
+      errors.push(unquoted ? { ...p, message: `${p.message}; quote it in YAML ("${String(value)}")` } : p);
+    }
+  }
+  return { errors: dedupe(errors), warnings: dedupe(warnings) };
+}
+
+/** The value at a JSON pointer. */
+function at(value: unknown, pointer: string): unknown {
+  let v = value;
+  for (const raw of pointer.split('/').slice(1)) {
+    if (v === null || typeof v !== 'object') return undefined;
+    v = (v as Record<string, unknown>)[raw.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return v;
+}
+
+function dedupe(problems: Problem[]): Problem[] {
+  const seen = new Set<string>();
+  return problems.filter((p) => {
+    const key = `${p.field ?? ''}\n${p.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
