@@ -14,12 +14,15 @@
  * tolerate them silently, as the install path already says which fields it repaired. What Go cannot decode (a string where a list belongs, a list
  * where a map belongs) fails reading, naming file, object and field.
  */
+import type { ValidateFunction } from 'ajv';
 import { clusterServiceVersionCrd } from '../apis/crds/clusterserviceversion.js';
 import { compileChecker, schemaProblems } from '../apis/crds/check.js';
 import type { ClusterServiceVersion } from '../apis/operators.js';
-import type { Problem } from '../util/result.js';
+import { fail, ok, type Problem, type Result } from '../util/result.js';
 
-const checkCSV = compileChecker<ClusterServiceVersion>(clusterServiceVersionCrd.schema);
+// Compiled when first needed: a quarter of a second that commands reading no bundle never pay.
+let compiled: ValidateFunction<ClusterServiceVersion> | undefined;
+const checker = () => (compiled ??= compileChecker<ClusterServiceVersion>(clusterServiceVersionCrd.schema));
 
 export interface CSVCheck {
   /** What OLM's typed decoding would refuse: the CSV cannot be read. */
@@ -28,18 +31,37 @@ export interface CSVCheck {
   warnings: Problem[];
 }
 
+/**
+ * Decodes a manifest as a CSV: the checked CSV, or what OLM's decoding could not hold. The CSV
+ * may still lack the fields OLM's decoding would give zero values (the install path fills them
+ * in, src/install/typed-decoding.ts).
+ */
+export function decodeClusterServiceVersion(
+  value: Record<string, unknown>,
+  file: string,
+  object: string,
+): Result<ClusterServiceVersion> {
+  const { errors } = checkClusterServiceVersion(value, file, object);
+  // The schema is the CSV type's (the builder ties them), so what passes it is that type, but
+  // for the zero values tolerated above.
+  return errors.length > 0 ? fail(errors) : ok(value as unknown as ClusterServiceVersion);
+}
+
 /** Checks a decoded manifest as a CSV; with no errors, `csv` is a `ClusterServiceVersion`. */
 export function checkClusterServiceVersion(
   csv: Record<string, unknown>,
   file: string,
   object: string,
 ): CSVCheck {
+  const checkCSV = checker();
   if (checkCSV(csv)) return { errors: [], warnings: [] };
   const errors: Problem[] = [];
   const warnings: Problem[] = [];
   for (const e of checkCSV.errors ?? []) {
-    const [p] = schemaProblems([e], file, object);
-    if (!p) continue;
+    const [found] = schemaProblems([e], file, object);
+    if (!found) continue;
+    const { file: _, ...unfiled } = found;
+    const p: Problem = file ? found : unfiled;
     // A descriptor's value is Go's json.RawMessage, which holds any JSON value.
     if (/Descriptors\[\d+\]\.value$/.test(p.field ?? '')) continue;
     if (e.keyword === 'required' || (e.keyword === 'type' && at(csv, e.instancePath) === null)) {

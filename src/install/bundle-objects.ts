@@ -15,6 +15,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { BundleDoc, BundleObjectProperty, Property } from '../apis/fbc.js';
 import { PropertyType } from '../apis/fbc.js';
 import type { ClusterServiceVersion } from '../apis/operators.js';
+import { decodeClusterServiceVersion } from '../bundle/csv-schema.js';
 import { CSVApiVersion } from '../bundle/manifest.js';
 import { conversionWebhookCRDs, withoutUncallableConversion } from './crd-conversion.js';
 import { upgradeManifest } from '../bundle/upgrade/index.js';
@@ -244,7 +245,13 @@ function pickCSV(
     return undefined;
   }
   const only = csvs[0] as { at: string; object: Resource };
-  const csv = only.object as unknown as ClusterServiceVersion;
+  const label = objectLabel(bundleName, 'ClusterServiceVersion', only.object.metadata.name);
+  const decoded = decodeClusterServiceVersion(only.object, only.at, label);
+  if (!decoded.ok) {
+    problems.push(...decoded.errors);
+    return undefined;
+  }
+  const csv = decoded.value;
   if (csv.metadata.name !== bundleName) {
     problems.push({
       object: objectLabel(bundleName, 'ClusterServiceVersion', only.object.metadata.name),
