@@ -19,7 +19,7 @@
 import type { V1Deployment, V1DeploymentSpec } from '@kubernetes/client-node';
 import type { ClusterServiceVersion, StrategyDeploymentSpec, SubscriptionConfig } from '../apis/operators.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
-import { validateInstallStrategy } from './csv.js';
+import { installStrategyOf } from './csv.js';
 import { shortHash } from './hash.js';
 import { type OperatorGroupTargets, operatorGroupAnnotations } from './operatorgroup.js';
 import { csvOwnerReference, DeploymentSpecHashLabel, ownerLabels } from './ownership.js';
@@ -54,10 +54,10 @@ export function renderDeployments(input: DeploymentInput): Result<V1Deployment[]
   const problems: Problem[] = [];
   if (!name) problems.push({ object, field: 'metadata.name', message: 'must be set' });
   if (!namespace) problems.push({ object, field: 'metadata.namespace', message: 'must be set' });
-  problems.push(...validateInstallStrategy(csv, object));
-  if (problems.length > 0) return fail(problems);
-  const specs = csv.spec.install.spec?.deployments ?? [];
-  return ok(specs.map((s) => renderDeployment(s, input)));
+  const strategy = installStrategyOf(csv, object);
+  if (!strategy.ok) problems.push(...strategy.errors);
+  if (!strategy.ok || problems.length > 0) return fail(problems);
+  return ok(strategy.value.deployments.map((s) => renderDeployment(s, input)));
 }
 
 export function renderDeployment(strategy: StrategyDeploymentSpec, input: DeploymentInput): V1Deployment {

@@ -135,16 +135,6 @@ export function servingDeployments(
   const problems: ServingProblem[] = validateWebhooks(csv, object);
   const strategy = csv.spec.install.spec?.deployments ?? [];
   const names = new Set(strategy.map((d) => d.name));
-  webhooks.forEach((w, i) => {
-    if (!w.deploymentName || !names.has(w.deploymentName)) {
-      problems.push({
-        object,
-        field: `spec.webhookdefinitions[${i}].deploymentName`,
-        message: `${JSON.stringify(w.deploymentName ?? '')} names no Deployment of the install strategy (${[...names].join(', ')}): it must name the Deployment that serves webhook ${w.generateName}`,
-        reason: CSVReason.InvalidWebhookDescription,
-      });
-    }
-  });
   apiServices.forEach((a, i) => {
     if (!a.deploymentName || !names.has(a.deploymentName)) {
       problems.push({

@@ -22,15 +22,17 @@
  *   deleted and no CSV of its namespace declares the webhook any more, the CRD goes back to
  *   strategy None, so its custom resources stay readable without the operator.
  */
-import { CSVReason } from '../apis/conditions.js';
 import type { KubeObject, LabelSelector } from '../apis/meta.js';
 import type { ClusterServiceVersion, OperatorGroup, WebhookDescription } from '../apis/operators.js';
-import { InstallModeType, WebhookAdmissionType } from '../apis/operators.js';
+import { WebhookAdmissionType } from '../apis/operators.js';
 import { generatedName, shortHash, stableStringify } from './hash.js';
 import type { Resource } from '../olm/kinds.js';
+import { webhookDescriptionProblems } from '../olm/webhooks.js';
 import { operatorGroupLabel } from './operatorgroup.js';
 import { type CSVRef, isManaged, ownerLabels } from './ownership.js';
 import type { ServingProblem } from './serving.js';
+
+export { protectedRule, supportsOnlyAllNamespaces } from '../olm/webhooks.js';
 
 export const WebhookLabel = {
   /** The description's `generateName`. */
@@ -55,80 +57,15 @@ export interface Served {
 const base64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 
 /**
- * OLM's checks of a CSV's webhook descriptions, with the reason the CSV fails with: a repeated
- * `generateName` and rules matching every group, OLM's own group or the webhook configurations
- * themselves (InvalidWebhookDescription; OLM compares the resources with the kind names, Bosun
- * also with the resource names the API uses); a conversion webhook on a CSV supporting more than
+ * The kernel's webhook description problems that OLM's install fails the CSV over, each with its
+ * reason (src/olm/webhooks.ts): a repeated `generateName`, a `deploymentName` naming no Deployment
+ * of the strategy, rules matching every group, OLM's own group or the webhook configurations
+ * themselves (InvalidWebhookDescription); a conversion webhook on a CSV supporting more than
  * AllNamespaces, without CRDs, or for a CRD the CSV does not own (InstallComponentFailed).
  */
 export function validateWebhooks(csv: ClusterServiceVersion, object: string): ServingProblem[] {
-  const problems: ServingProblem[] = [];
-  const problem = (field: string, message: string, reason: CSVReason) =>
-    problems.push({ object, field, message, reason });
-  const seen = new Set<string>();
-  const owned = new Set((csv.spec.customresourcedefinitions?.owned ?? []).map((c) => c.name));
-  (csv.spec.webhookdefinitions ?? []).forEach((w, i) => {
-    const at = `spec.webhookdefinitions[${i}]`;
-    if (seen.has(w.generateName)) {
-      problem(
-        `${at}.generateName`,
-        `CSV contains repeated WebhookDescription name ${w.generateName}`,
-        CSVReason.InvalidWebhookDescription,
-      );
-    }
-    seen.add(w.generateName);
-    (w.rules ?? []).forEach((r, j) => {
-      const message = protectedRule(r.apiGroups ?? [], r.resources ?? []);
-      if (message !== undefined) problem(`${at}.rules[${j}]`, message, CSVReason.InvalidWebhookDescription);
-    });
-    if (w.type !== WebhookAdmissionType.ConversionWebhook) return;
-    const failed = (field: string, message: string) =>
-      problem(field, `unable to manage conversion webhook: ${message}`, CSVReason.InstallComponentFailed);
-    if (!supportsOnlyAllNamespaces(csv)) {
-      failed(`${at}.type`, 'CSVs with conversion webhooks must support only AllNamespaces');
-    }
-    const crds = w.conversionCRDs ?? [];
-    if (crds.length === 0)
-      failed(`${at}.conversionCRDs`, 'conversion webhook must have at least one CRD specified');
-    crds.forEach((crd, j) => {
-      if (!owned.has(crd)) {
-        failed(`${at}.conversionCRDs[${j}]`, `csv ${csv.metadata.name ?? '?'} does not own CRD ${crd}`);
-      }
-    });
-  });
-  return problems;
-}
-
-/** Why a webhook rule would let an operator intercept what it must not, if it would. */
-export function protectedRule(
-  apiGroups: readonly string[],
-  resources: readonly string[],
-): string | undefined {
-  if (apiGroups.includes('*')) return 'webhook rules cannot include all groups';
-  if (apiGroups.includes('operators.coreos.com')) return 'webhook rules cannot include the OLM group';
-  if (apiGroups.includes('admissionregistration.k8s.io')) {
-    const guarded = [
-      '*',
-      'MutatingWebhookConfiguration',
-      'ValidatingWebhookConfiguration',
-      'mutatingwebhookconfigurations',
-      'validatingwebhookconfigurations',
-      '*/*',
-    ];
-    if (resources.some((r) => guarded.includes(r))) {
-      return 'webhook rules cannot include MutatingWebhookConfiguration or ValidatingWebhookConfiguration resources';
-    }
-  }
-  return undefined;
-}
-
-/**
- * OLM's "singleton" operator: no install mode but AllNamespaces is supported (a CSV that lists no
- * install modes at all counts as one, as in OLM).
- */
-export function supportsOnlyAllNamespaces(csv: Pick<ClusterServiceVersion, 'spec'>): boolean {
-  return (csv.spec.installModes ?? []).every((m) =>
-    m.type === InstallModeType.AllNamespaces ? m.supported : !m.supported,
+  return webhookDescriptionProblems(csv).flatMap((p) =>
+    p.reason === undefined ? [] : [{ object, field: p.field, message: p.message, reason: p.reason }],
   );
 }
 

@@ -358,7 +358,7 @@ describe('decodeBundle', () => {
       name: 'a CSV with an install strategy other than deployment',
       properties: [bundleObjectProperty(csvText.replace('strategy: deployment', 'strategy: helm'))],
       expected: [
-        `bundle ${BundleName}, ClusterServiceVersion/${BundleName}: spec.install.strategy: "helm" is not an install strategy Bosun knows; use "deployment"`,
+        `bundle ${BundleName}, ClusterServiceVersion/${BundleName}: spec.install.strategy: "helm" is not supported; use "deployment"`,
       ],
     },
     {
@@ -369,7 +369,7 @@ describe('decodeBundle', () => {
         ),
       ],
       expected: [
-        `bundle ${BundleName}, ClusterServiceVersion/${BundleName}: spec.install.spec.permissions[1].serviceAccountName: must name the ServiceAccount the rules are granted to`,
+        `bundle ${BundleName}, ClusterServiceVersion/${BundleName}: spec.install.spec.permissions[1].serviceAccountName: is required: the ServiceAccount granted the rules`,
       ],
     },
     {
@@ -380,7 +380,7 @@ describe('decodeBundle', () => {
         ),
       ],
       expected: [
-        `bundle ${BundleName}, ClusterServiceVersion/${BundleName}: spec.install.spec.deployments[1].name: Deployment sample-operator-controller is listed twice`,
+        `bundle ${BundleName}, ClusterServiceVersion/${BundleName}: spec.install.spec.deployments[1].name: deployment "sample-operator-controller" is declared twice`,
       ],
     },
   ];

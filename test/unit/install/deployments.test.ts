@@ -94,7 +94,40 @@ describe('renderDeployments', () => {
     if (r.ok) return;
     expect(r.errors.map(formatProblem)).toEqual([
       'ClusterServiceVersion/sample-operator.v0.2.0: metadata.namespace: must be set',
-      'ClusterServiceVersion/sample-operator.v0.2.0: spec.install.spec.deployments[0].spec.template: Deployment x needs a pod template',
+      'ClusterServiceVersion/sample-operator.v0.2.0: spec.install.spec.deployments[0].spec: is required (an apps/v1 DeploymentSpec)',
     ]);
+  });
+
+  // OLM's install fails such a CSV, because the API server refuses the Deployment.
+  it('refuses a strategy Deployment without a selector', () => {
+    const [first, ...rest] = csv.spec.install.spec!.deployments;
+    const { selector: _selector, ...spec } = first!.spec;
+    const broken = {
+      ...csv,
+      spec: {
+        ...csv.spec,
+        install: {
+          ...csv.spec.install,
+          spec: { ...csv.spec.install.spec, deployments: [{ ...first, spec }, ...rest] },
+        },
+      },
+    } as unknown as ClusterServiceVersion;
+    const r = renderDeployments({ csv: broken });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors.map(formatProblem)).toEqual([
+      'ClusterServiceVersion/sample-operator.v0.2.0: spec.install.spec.deployments[0].spec.selector: is required',
+    ]);
+  });
+
+  // OLM installs a CSV without Deployments: nothing runs, and the CSV still succeeds.
+  it.each<[string, unknown]>([
+    ['no deployments list', { strategy: 'deployment', spec: {} }],
+    ['no strategy details', { strategy: 'deployment' }],
+  ])('renders no Deployments for a strategy with %s', (_, install) => {
+    const r = renderDeployments({
+      csv: { ...csv, spec: { ...csv.spec, install } } as unknown as ClusterServiceVersion,
+    });
+    expect(r).toEqual({ ok: true, value: [] });
   });
 });
