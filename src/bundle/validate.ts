@@ -236,6 +236,15 @@ function checkCSV(bundle: Bundle, m: BundleManifest, report: Report): void {
 
 type Say = (field: string | undefined, message: string) => void;
 
+/**
+ * A field that is missing or empty, which OLM's decoding reads as "" and its rules refuse. (A
+ * value of the wrong type is the CSV schema's to report, once.)
+ */
+function blank(o: unknown, field: string): boolean {
+  const v = isObject(o) ? o[field] : undefined;
+  return v === undefined || v === null || v === '';
+}
+
 function checkInstallModes(spec: Record<string, unknown>, error: Say): void {
   const modes = spec.installModes;
   if (!Array.isArray(modes) || modes.length === 0) {
@@ -249,6 +258,7 @@ function checkInstallModes(spec: Record<string, unknown>, error: Say): void {
   let supported = 0;
   modes.forEach((m, i) => {
     const type = str(m, 'type');
+    if (type === undefined && !blank(m, 'type')) return; // not a string: the schema says so
     if (!type || !(InstallModeTypes as readonly string[]).includes(type)) {
       error(`spec.installModes[${i}].type`, `"${String(type)}" is not one of ${InstallModeTypes.join(', ')}`);
     } else if (seen.has(type)) error(`spec.installModes[${i}].type`, `${type} is listed twice`);
@@ -298,9 +308,9 @@ function checkOwnedCRDs(bundle: Bundle, spec: Record<string, unknown>, error: Sa
     const name = str(o, 'name');
     const version = str(o, 'version');
     const kind = str(o, 'kind');
-    if (!name) error(`${at}.name`, 'is required (plural.group, e.g. widgets.example.com)');
-    if (!version) error(`${at}.version`, 'is required');
-    if (!kind) error(`${at}.kind`, 'is required');
+    if (blank(o, 'name')) error(`${at}.name`, 'is required (plural.group, e.g. widgets.example.com)');
+    if (blank(o, 'version')) error(`${at}.version`, 'is required');
+    if (blank(o, 'kind')) error(`${at}.kind`, 'is required');
     if (!name) return;
     ownedNames.add(name);
     const crd = crds.get(name);
@@ -332,17 +342,17 @@ function checkRequiredAPIs(spec: Record<string, unknown>, error: Say): void {
   (arr(spec, 'customresourcedefinitions', 'required') ?? []).forEach((r, i) => {
     const at = `spec.customresourcedefinitions.required[${i}]`;
     const name = str(r, 'name');
-    if (!name?.includes('.'))
+    if (!name?.includes('.') && (name !== undefined || blank(r, 'name')))
       error(`${at}.name`, `"${String(name)}" must be plural.group, e.g. widgets.example.com`);
-    if (!str(r, 'version')) error(`${at}.version`, 'is required');
-    if (!str(r, 'kind')) error(`${at}.kind`, 'is required');
+    if (blank(r, 'version')) error(`${at}.version`, 'is required');
+    if (blank(r, 'kind')) error(`${at}.kind`, 'is required');
   });
   for (const side of ['owned', 'required'] as const) {
     (arr(spec, 'apiservicedefinitions', side) ?? []).forEach((a, i) => {
       const at = `spec.apiservicedefinitions.${side}[${i}]`;
       for (const f of ['group', 'version', 'kind', 'name'])
-        if (!str(a, f)) error(`${at}.${f}`, 'is required');
-      if (side === 'owned' && !str(a, 'deploymentName'))
+        if (blank(a, f)) error(`${at}.${f}`, 'is required');
+      if (side === 'owned' && blank(a, 'deploymentName'))
         error(`${at}.deploymentName`, 'is required for an owned API service');
     });
   }

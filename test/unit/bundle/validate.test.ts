@@ -330,6 +330,67 @@ describe('validateBundle', () => {
     ]);
   });
 
+  // The CSV's shape is its schema's to report, once; the OLM rules on the same fields keep quiet.
+  it.each<[string, (b: Bundle) => void, Problem[]]>([
+    [
+      'an owned CRD kind that is not a string',
+      (b) => (csvOf(b).spec.customresourcedefinitions.owned[0].kind = ['Gizmo']),
+      [
+        {
+          file: csvFile,
+          object: 'ClusterServiceVersion/gizmo.v1.0.0',
+          field: 'spec.customresourcedefinitions.owned[0].kind',
+          message: 'must be a string',
+        },
+      ],
+    ],
+    [
+      'an install mode type that is not a string',
+      (b) => (csvOf(b).spec.installModes[0].type = 1),
+      [
+        {
+          file: csvFile,
+          object: 'ClusterServiceVersion/gizmo.v1.0.0',
+          field: 'spec.installModes[0].type',
+          message: 'must be a string; quote it in YAML ("1")',
+        },
+      ],
+    ],
+    [
+      'a required API without version, and with a name of the wrong type',
+      (b) => (csvOf(b).spec.customresourcedefinitions.required = [{ name: 3, kind: 'Widget' }]),
+      [
+        {
+          file: csvFile,
+          object: 'ClusterServiceVersion/gizmo.v1.0.0',
+          field: 'spec.customresourcedefinitions.required[0].name',
+          message: 'must be a string; quote it in YAML ("3")',
+        },
+        {
+          file: csvFile,
+          object: 'ClusterServiceVersion/gizmo.v1.0.0',
+          field: 'spec.customresourcedefinitions.required[0].version',
+          message: 'is required',
+        },
+      ],
+    ],
+  ])('reports %s once', async (_, mutate, want) => {
+    const b = await minimal();
+    mutate(b);
+    expect(validateBundle(b).errors).toEqual(want);
+  });
+
+  it('reads a missing supported as false, as OLM does', async () => {
+    const b = await minimal();
+    for (const m of csvOf(b).spec.installModes) delete m.supported;
+    expect(validateBundle(b).errors).toEqual([
+      expect.objectContaining({
+        field: 'spec.installModes',
+        message: 'no install mode is supported, so the operator cannot be installed',
+      }),
+    ]);
+  });
+
   it('collects every problem in one pass and keeps warnings apart', async () => {
     const b = await minimal();
     const csv = csvOf(b);
