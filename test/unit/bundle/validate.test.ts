@@ -1,8 +1,12 @@
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Bundle, KubeManifest } from '../../../src/apis/bundle.js';
 import { readBundle } from '../../../src/bundle/read.js';
 import { validateBundle } from '../../../src/bundle/validate.js';
+import { installStrategyOf } from '../../../src/install/csv.js';
+import type { ClusterServiceVersion } from '../../../src/apis/operators.js';
+import { webhookDescriptionProblems } from '../../../src/olm/webhooks.js';
 import type { Problem } from '../../../src/util/result.js';
 
 const fixtures = join(import.meta.dirname, '../../fixtures');
@@ -424,5 +428,65 @@ describe('validateBundle', () => {
     expect(validateBundle(r.value).errors).toEqual([
       expect.objectContaining({ ...(field ? { field } : {}), message }),
     ]);
+  });
+
+  // What install refuses, validation reports as an error with the same field and message: both
+  // read the strategy and webhook descriptions through the kernel.
+  it('reports every problem install refuses a bundle over', async () => {
+    const b = await minimal();
+    const original = structuredClone(csvOf(b).spec);
+    const maybe = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
+    const container = fc.record({
+      name: maybe(fc.constantFrom('', 'm')),
+      image: maybe(fc.constantFrom('', 'i:1')),
+    });
+    const deployment = fc.record({
+      name: maybe(fc.constantFrom('', 'gizmo-operator', 'other')),
+      spec: fc.record({
+        selector: maybe(fc.record({ matchLabels: fc.record({ app: fc.constantFrom('a', 'b') }) })),
+        template: maybe(
+          fc.record({
+            metadata: fc.record({ labels: fc.record({ app: fc.constantFrom('a', 'b') }) }),
+            spec: fc.record({ containers: fc.array(container, { maxLength: 2 }) }),
+          }),
+        ),
+      }),
+    });
+    const webhook = fc.record({
+      type: fc.constantFrom('ValidatingAdmissionWebhook', 'ConversionWebhook'),
+      generateName: fc.constantFrom('v.gizmo.dev', 'w.gizmo.dev'),
+      deploymentName: fc.constantFrom('gizmo-operator', 'other', 'nope'),
+      admissionReviewVersions: fc.constant(['v1']),
+      sideEffects: fc.constant('None'),
+      conversionCRDs: maybe(fc.constantFrom(['gizmos.fixtures.bosun.dev'], ['x.example.com'])),
+      rules: fc.array(
+        fc.record({
+          apiGroups: fc.constantFrom(['*'], ['apps'], ['operators.coreos.com']),
+          resources: fc.constant(['deployments']),
+        }),
+        { maxLength: 2 },
+      ),
+    });
+    fc.assert(
+      fc.property(
+        fc.constantFrom('deployment', 'helm'),
+        maybe(fc.array(deployment, { maxLength: 3 })),
+        fc.array(webhook, { maxLength: 3 }),
+        (strategy, deployments, webhooks) => {
+          const spec = structuredClone(original);
+          spec.install = { strategy, spec: { ...spec.install.spec, deployments } };
+          spec.webhookdefinitions = webhooks;
+          csvOf(b).spec = spec;
+          const csv = csvOf(b) as unknown as ClusterServiceVersion;
+          const installed = installStrategyOf(csv, 'x');
+          const refused = [
+            ...(installed.ok ? [] : installed.errors),
+            ...webhookDescriptionProblems(csv).filter((p) => p.reason !== undefined),
+          ];
+          const errors = validateBundle(b).errors.map((e) => `${e.field}: ${e.message}`);
+          for (const p of refused) expect(errors).toContain(`${p.field}: ${p.message}`);
+        },
+      ),
+    );
   });
 });

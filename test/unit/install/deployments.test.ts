@@ -98,26 +98,38 @@ describe('renderDeployments', () => {
     ]);
   });
 
-  // OLM's install fails such a CSV, because the API server refuses the Deployment.
-  it('refuses a strategy Deployment without a selector', () => {
-    const [first, ...rest] = csv.spec.install.spec!.deployments;
-    const { selector: _selector, ...spec } = first!.spec;
-    const broken = {
-      ...csv,
-      spec: {
-        ...csv.spec,
-        install: {
-          ...csv.spec.install,
-          spec: { ...csv.spec.install.spec, deployments: [{ ...first, spec }, ...rest] },
-        },
-      },
-    } as unknown as ClusterServiceVersion;
+  // OLM's install fails such a CSV, because the API server refuses the Deployment; Bosun refuses
+  // it before creating anything.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a DeploymentSpec under test
+  type Loose = Record<string, any>;
+  it.each<[string, (spec: Loose) => void, string]>([
+    ['no selector', (spec) => delete spec.selector, 'spec.selector: is required'],
+    [
+      "template labels without the selector's",
+      (spec) => (spec.template.metadata.labels = {}),
+      "spec.template.metadata.labels: must include the selector's label",
+    ],
+    [
+      'no containers',
+      (spec) => (spec.template.spec.containers = []),
+      'spec.template.spec.containers: is required',
+    ],
+    [
+      'a container without a name',
+      (spec) => delete spec.template.spec.containers[0].name,
+      'spec.template.spec.containers[0].name: is required',
+    ],
+  ])('refuses a strategy Deployment with %s', (_, mutate, want) => {
+    const broken = structuredClone(csv);
+    mutate(broken.spec.install.spec!.deployments[0]!.spec as never);
     const r = renderDeployments({ csv: broken });
     expect(r.ok).toBe(false);
     if (r.ok) return;
-    expect(r.errors.map(formatProblem)).toEqual([
-      'ClusterServiceVersion/sample-operator.v0.2.0: spec.install.spec.deployments[0].spec.selector: is required',
-    ]);
+    expect(r.errors.length).toBeGreaterThan(0);
+    for (const e of r.errors.map(formatProblem))
+      expect(e).toContain(
+        `ClusterServiceVersion/sample-operator.v0.2.0: spec.install.spec.deployments[0].${want}`,
+      );
   });
 
   // OLM installs a CSV without Deployments: nothing runs, and the CSV still succeeds.
