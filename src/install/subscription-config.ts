@@ -125,13 +125,20 @@ export function overrideAffinity(
 ): V1Affinity | undefined {
   if (isEmptyObject(override)) return undefined;
   const out: V1Affinity = { ...current };
-  for (const part of affinityParts) {
-    const value = override[part];
-    if (value === undefined || value === null) continue;
-    if (isEmptyObject(value)) delete out[part];
-    else out[part] = value as never;
-  }
+  for (const part of affinityParts) overrideAffinityPart(out, override, part);
   return isEmptyObject(out) ? undefined : out;
+}
+
+/** One part of the override (generic in the part, so each part keeps its own type). */
+function overrideAffinityPart<K extends (typeof affinityParts)[number]>(
+  out: V1Affinity,
+  override: V1Affinity,
+  part: K,
+): void {
+  const value = override[part];
+  if (value === undefined || value === null) return;
+  if (isEmptyObject(value)) delete out[part];
+  else out[part] = value;
 }
 
 function addAnnotations(d: V1Deployment, annotations: Record<string, string>): V1Deployment {
