@@ -32,8 +32,6 @@ import { operatorGroupLabel } from './operatorgroup.js';
 import { type CSVRef, isManaged, ownerLabels } from './ownership.js';
 import type { ServingProblem } from './serving.js';
 
-export { protectedRule, supportsOnlyAllNamespaces } from '../olm/webhooks.js';
-
 export const WebhookLabel = {
   /** The description's `generateName`. */
   DescriptionName: 'olm.webhook-description-generate-name',

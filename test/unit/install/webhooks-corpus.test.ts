@@ -15,7 +15,7 @@ import { type IssuedCertificate, issueServingCertificate } from '../../../src/in
 import { renderDeployments } from '../../../src/install/deployments.js';
 import type { Resource } from '../../../src/olm/kinds.js';
 import { deploymentCertificate, renderServing, servingDeployments } from '../../../src/install/serving.js';
-import { supportsOnlyAllNamespaces } from '../../../src/install/webhooks.js';
+import { supportsOnlyAllNamespaces } from '../../../src/olm/webhooks.js';
 import { formatProblem } from '../../../src/util/result.js';
 
 const corpus = process.env.BOSUN_CORPUS_DIR;

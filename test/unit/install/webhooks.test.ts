@@ -3,14 +3,13 @@ import type { ClusterServiceVersion } from '../../../src/apis/operators.js';
 import {
   conversionPatches,
   orphanedConversions,
-  protectedRule,
   staleWebhookConfigurations,
-  supportsOnlyAllNamespaces,
   webhookConfigurationName,
   webhookConfigurations,
   webhookDescriptionHash,
   webhookNamespaceSelector,
 } from '../../../src/install/webhooks.js';
+import { protectedRule, supportsOnlyAllNamespaces } from '../../../src/olm/webhooks.js';
 import {
   conversion,
   CSVName,
