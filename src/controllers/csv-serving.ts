@@ -387,6 +387,23 @@ export async function reportUnavailableAPIServices(
 }
 
 /**
+ * `certsLastUpdated` / `certsRotateAt` as the stored certificates say, when all are fresh. The
+ * status is derived from the Secrets on every reconcile rather than remembered from the reconcile
+ * that issued them: a status written from a stale cache would otherwise drop the fields for good.
+ */
+export function servingCertificateStatus(
+  state: ServingState,
+): Pick<ClusterServiceVersionStatus, 'certsLastUpdated' | 'certsRotateAt'> | undefined {
+  const verdicts = [...state.verdicts.values()];
+  if (verdicts.length === 0 || !verdicts.every((v) => v.fresh)) return undefined;
+  const fresh = verdicts.flatMap((v) => (v.fresh ? [v] : []));
+  return {
+    certsLastUpdated: formatTime(Math.max(...fresh.map((v) => v.issuedAt))),
+    certsRotateAt: formatTime(Math.min(...fresh.map((v) => v.rotateAt))),
+  };
+}
+
+/**
  * When to look at a CSV with certificates again: before the first one is due for rotation, and
  * at the latest after `ServingRecheckMs`.
  */

@@ -38,6 +38,7 @@ import {
   observeServing,
   prepareServingInstall,
   reportUnavailableAPIServices,
+  servingCertificateStatus,
   servingDecision,
   servingRequeueAfter,
   storedMounts,
@@ -141,7 +142,7 @@ async function reconcileCSV(ctx: CSVContext, csv: ClusterServiceVersion) {
   const seen = await observe(ctx, csv);
   if (seen.desired !== undefined && !seen.desired.ok) return failInvalidStrategy(ctx, csv, seen);
   const decision = decide(csv, seen);
-  const certs = await act(ctx, csv, seen, decision);
+  const certs = (await act(ctx, csv, seen, decision)) ?? servingCertificateStatus(seen.serving);
   await report(ctx, csv, seen, decision, certs);
   return requeue(ctx, seen);
 }

@@ -65,7 +65,13 @@ export function rotationTime(notAfter: number): number {
 }
 
 export type CertificateVerdict =
-  | { fresh: true; certificate: ServingCertificate; rotateAt: number }
+  | {
+      fresh: true;
+      certificate: ServingCertificate;
+      rotateAt: number;
+      /** When the certificate was issued (its notBefore, clock milliseconds). */
+      issuedAt: number;
+    }
   | {
       fresh: false;
       /** Why a new certificate is needed, for logs and the CSV's message. */
@@ -135,7 +141,7 @@ export function checkServingCertificate(
     return stale('the private key (tls.key) is not a PEM private key');
   }
   const rotateAt = rotationTime(Math.min(Date.parse(ca.validTo), Date.parse(cert.validTo)));
-  return { fresh: true, certificate: current, rotateAt };
+  return { fresh: true, certificate: current, rotateAt, issuedAt: Date.parse(cert.validFrom) };
 }
 
 /** Where new keys and serial numbers come from. */

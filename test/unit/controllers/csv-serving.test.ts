@@ -3,6 +3,7 @@ import { CSVReason } from '../../../src/apis/conditions.js';
 import { CSVPhase } from '../../../src/apis/operators.js';
 import type { CSVDecision } from '../../../src/controllers/csv-phase.js';
 import {
+  servingCertificateStatus,
   servingDecision,
   servingRequeueAfter,
   type ServingState,
@@ -14,7 +15,12 @@ import { servingCSV, validating } from '../install/webhooks-support.js';
 const minute = 60_000;
 const hour = 60 * minute;
 const certificate = { caPEM: 'ca', certPEM: 'cert', keyPEM: 'key' };
-const fresh = (rotateAt: number): CertificateVerdict => ({ fresh: true, certificate, rotateAt });
+const fresh = (rotateAt: number, issuedAt = 0): CertificateVerdict => ({
+  fresh: true,
+  certificate,
+  rotateAt,
+  issuedAt,
+});
 const due: CertificateVerdict = { fresh: false, reason: 'secret x not found' };
 
 function state(verdicts: CertificateVerdict[], csv = servingCSV()): ServingState {
@@ -203,5 +209,22 @@ describe('servingRequeueAfter', () => {
   ])('$name', ({ verdicts, want }) => {
     const csv = servingCSV({ apiService: true });
     expect(servingRequeueAfter(state(verdicts, csv), now)).toBe(want);
+  });
+});
+
+describe('servingCertificateStatus', () => {
+  const at = (ms: number) => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+  const t0 = Date.UTC(2026, 10, 23, 12, 0, 0);
+  it.each([
+    { name: 'nothing served', verdicts: [], want: undefined },
+    { name: 'a certificate due: nothing to say until it is replaced', verdicts: [fresh(t0), due], want: undefined },
+    {
+      name: 'the latest issue and the first rotation of the stored certificates',
+      verdicts: [fresh(t0 + 5 * hour, t0), fresh(t0 + 2 * hour, t0 + minute)],
+      want: { certsLastUpdated: at(t0 + minute), certsRotateAt: at(t0 + 2 * hour) },
+    },
+  ])('$name', ({ verdicts, want }) => {
+    const csv = servingCSV({ apiService: true });
+    expect(servingCertificateStatus(state(verdicts, csv))).toEqual(want);
   });
 });

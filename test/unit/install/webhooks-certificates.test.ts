@@ -114,6 +114,7 @@ describe('checkServingCertificate', () => {
       fresh: true,
       certificate: { caPEM: issued.caPEM, certPEM: issued.certPEM, keyPEM: issued.keyPEM },
       rotateAt: issued.rotateAt,
+      issuedAt: Math.floor(now / 1000) * 1000,
     });
   });
 
