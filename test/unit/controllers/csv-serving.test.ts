@@ -217,7 +217,11 @@ describe('servingCertificateStatus', () => {
   const t0 = Date.UTC(2026, 10, 23, 12, 0, 0);
   it.each([
     { name: 'nothing served', verdicts: [], want: undefined },
-    { name: 'a certificate due: nothing to say until it is replaced', verdicts: [fresh(t0), due], want: undefined },
+    {
+      name: 'a certificate due: nothing to say until it is replaced',
+      verdicts: [fresh(t0), due],
+      want: undefined,
+    },
     {
       name: 'the latest issue and the first rotation of the stored certificates',
       verdicts: [fresh(t0 + 5 * hour, t0), fresh(t0 + 2 * hour, t0 + minute)],
