@@ -74,7 +74,11 @@ export interface CatalogStore {
 
 /** A Deployment, CRD or Namespace as plain JSON (only the fields controllers read are typed). */
 export type Deployment = KubeObject & {
-  spec?: { replicas?: number; template?: unknown; selector?: unknown };
+  spec?: {
+    replicas?: number;
+    template?: { metadata?: { annotations?: Record<string, string> } };
+    selector?: unknown;
+  };
   status?: {
     observedGeneration?: number;
     replicas?: number;

@@ -29,7 +29,7 @@ import { objectPath } from '../kube/client.js';
 import { formatTime } from '../kube/conditions.js';
 import { writeStatus } from '../kube/status.js';
 import type { Result } from '../util/result.js';
-import type { Controller, ScopedContext } from './context.js';
+import type { Controller, Deployment, ScopedContext } from './context.js';
 import { applyInstall, observeCopiedRbac } from './csv-install.js';
 import { type CSVDecision, decideCSVPhase } from './csv-phase.js';
 import { checkRequirements, operatorGroupVerdict } from './csv-requirements.js';
@@ -160,7 +160,7 @@ interface Observed {
   /** What the CSV needs, with the certificates it has (undefined without a usable OperatorGroup). */
   desired: Result<CSVObjects> | undefined;
   deployments: V1Deployment[];
-  live: V1Deployment[];
+  live: Deployment[];
   served: Awaited<ReturnType<typeof checkServingObjects>> | undefined;
 }
 
@@ -194,7 +194,7 @@ async function observe(ctx: CSVContext, csv: ClusterServiceVersion): Promise<Obs
   const deployments = desired?.ok ? desired.value.deployments : [];
   const live = deployments
     .map((d) => informers.deployments.get(objectKey(namespace, d.metadata?.name)))
-    .filter((d) => d !== undefined) as unknown as V1Deployment[];
+    .filter((d): d is Deployment => d !== undefined);
   const served =
     og.ok && !replacer && desired?.ok !== false
       ? await checkServingObjects(ctx, csv, og.group, serving, config?.annotations)

@@ -12,7 +12,7 @@ import { InstallPlanConditionReason, InstallPlanConditionType } from '../apis/co
 import type { InstallPlan, InstallPlanCondition, InstallPlanStatus, Step } from '../apis/operators.js';
 import { InstallPlanPhase, Resources, StepStatus } from '../apis/operators.js';
 import { objectKey } from '../kube/cache.js';
-import { isEstablished, isRefusedForGood, notEstablishedReason } from '../kube/crds.js';
+import { crdStatusOf, isEstablished, isRefusedForGood, notEstablishedReason } from '../kube/crds.js';
 import { formatTime, setCondition } from '../kube/conditions.js';
 import { writeStatus } from '../kube/status.js';
 import { formatApiError, isPermanentRejection, parseApiError } from '../kube/errors.js';
@@ -153,7 +153,7 @@ async function execute(
         throw err;
       }
       done.add(step);
-      if (step.resource.kind === 'CustomResourceDefinition' && !isEstablished(applied as never)) {
+      if (step.resource.kind === 'CustomResourceDefinition' && !isEstablished(crdStatusOf(applied))) {
         waiting.push(step.resource.name);
       }
       if (step.resource.kind === Resources.ClusterServiceVersion.kind) {

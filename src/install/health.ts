@@ -39,6 +39,22 @@ export interface DeploymentHealth {
   message: string;
 }
 
+/**
+ * What health reads of a live Deployment. The informer's cached Deployments and client-node's
+ * `V1Deployment` both have this shape, so either is judged without a cast.
+ */
+export interface LiveDeployment {
+  metadata?: { name?: string; generation?: number; labels?: Record<string, string> };
+  spec?: { replicas?: number; template?: { metadata?: { annotations?: Record<string, string> } } };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    updatedReplicas?: number;
+    readyReplicas?: number;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+  };
+}
+
 /** Kubernetes' Progressing reason when a rollout passes `progressDeadlineSeconds`. */
 const TimedOutReason = 'ProgressDeadlineExceeded';
 
@@ -47,7 +63,7 @@ const TimedOutReason = 'ProgressDeadlineExceeded';
  * Available condition (which honours the Deployment's own maxUnavailable), not by requiring
  * every replica to be ready; the ready count is reported in the message.
  */
-export function deploymentHealth(d: V1Deployment): DeploymentHealth {
+export function deploymentHealth(d: LiveDeployment): DeploymentHealth {
   const name = d.metadata?.name ?? '?';
   const status = d.status ?? {};
   const generation = d.metadata?.generation ?? 0;
@@ -132,7 +148,7 @@ export type StrategyCheck =
  */
 export function checkStrategy(
   desired: readonly V1Deployment[],
-  live: readonly V1Deployment[],
+  live: readonly LiveDeployment[],
 ): StrategyCheck {
   const byName = new Map(live.map((d) => [d.metadata?.name, d]));
   for (const want of desired) {
@@ -161,7 +177,7 @@ export function checkStrategy(
       );
     }
     const wantAnnotations = want.spec?.template.metadata?.annotations ?? {};
-    const haveAnnotations = have.spec?.template.metadata?.annotations ?? {};
+    const haveAnnotations = have.spec?.template?.metadata?.annotations ?? {};
     for (const [key, value] of Object.entries(wantAnnotations)) {
       if (haveAnnotations[key] !== value) {
         return notInstalled(

@@ -9,8 +9,43 @@ import { type Clock, sleep, systemClock } from './clock.js';
 import { isNotFound } from './errors.js';
 import { Builtin } from './resources.js';
 
+interface CrdCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+}
+
 interface CrdStatus {
-  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+  status?: { conditions?: CrdCondition[] };
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The conditions of whatever the API server answered for a CRD (an apply's response), checked
+ * rather than assumed: anything not shaped as a condition is left out.
+ */
+export function crdStatusOf(response: unknown): CrdStatus {
+  const status = isRecord(response) ? response.status : undefined;
+  const conditions = isRecord(status) && Array.isArray(status.conditions) ? status.conditions : [];
+  return {
+    status: {
+      conditions: conditions.flatMap((c: unknown) =>
+        isRecord(c) && typeof c.type === 'string' && typeof c.status === 'string'
+          ? [
+              {
+                type: c.type,
+                status: c.status,
+                ...(typeof c.reason === 'string' ? { reason: c.reason } : {}),
+                ...(typeof c.message === 'string' ? { message: c.message } : {}),
+              },
+            ]
+          : [],
+      ),
+    },
+  };
 }
 
 const crdResource = Builtin.CustomResourceDefinition;
