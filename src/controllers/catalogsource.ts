@@ -2,7 +2,7 @@
  * CatalogSource controller: fetches a catalog's FBC content, validates it, keeps it in the
  * CatalogStore (no registry pods) and reports how that went in the CatalogSource's status.
  *
- * Steps per reconcile: read the CatalogSource → poll interval → fetch (configmap | http) →
+ * Steps per reconcile (reconcileCatalogSource): fetch (configmap | http) →
  * parse + validate → store content and health → write status if it changed → requeue after the
  * poll interval. A failed fetch keeps the last good content in the store (Subscriptions keep
  * resolving against it) but marks the catalog unhealthy, which Subscriptions show as
@@ -79,6 +79,11 @@ export const catalogSourceController: Controller<
   },
 };
 
+/**
+ * One reconcile, as named steps: fetch the content (configmap | http) to the spool, parse and
+ * check it, record what came of it in the catalog store, report it in the status, and say when
+ * to poll again.
+ */
 async function reconcileCatalogSource(
   ctx: CatalogSourceContext,
   key: string,
@@ -90,79 +95,133 @@ async function reconcileCatalogSource(
     ctx.catalogs.delete(ref);
     return undefined;
   }
-
-  const interval = pollInterval(cs);
   const fetched = await fetchCatalog(ctx, cs);
-  const parsed = fetched.ok ? await parseFetched(ctx, ref, fetched) : undefined;
-  const at = ctx.clock.now();
-  let outcome: SyncOutcome;
-  let contentChanged = false;
-  if (fetched.ok && parsed?.ok) {
-    const { config, digest } = parsed;
-    const previous = ctx.catalogs.get(ref);
-    const priority = cs.spec.priority ?? 0;
-    // Keep the old snapshot (and its fetchedAt) when nothing changed, so listeners stay quiet.
-    if (previous?.digest !== digest || previous.priority !== priority) {
-      contentChanged = true;
-      const payloadFile =
-        parsed.payloadFile ?? (previous?.digest === digest ? previous.payloadFile : undefined);
-      ctx.catalogs.set({
-        ref,
-        priority,
-        config,
-        digest,
-        fetchedAt: at,
-        ...(payloadFile ? { payloadFile } : {}),
-      });
-      ctx.log.info({ digest, bundles: config.bundles.length }, 'catalog content loaded');
-      void ctx.events.normal(
-        cs,
-        'CatalogSynced',
-        `loaded ${config.packages.length} packages, ${config.bundles.length} bundles`,
-      );
-    }
-    ctx.catalogs.setHealth({ ref, healthy: true, checkedAt: at });
-    const cm = fetched.configMap;
-    outcome = {
-      ok: true,
-      at,
-      address: fetched.address,
-      packages: config.packages.length,
-      bundles: config.bundles.length,
-      ...(cm
-        ? {
-            configMap: {
-              name: cm.metadata.name,
-              namespace: cm.metadata.namespace,
-              uid: cm.metadata.uid,
-              resourceVersion: cm.metadata.resourceVersion,
-              lastUpdateTime: formatTime(at),
-            },
-          }
-        : {}),
-    };
-  } else {
-    const failure = fetched.ok
-      ? {
-          reason: CatalogSourceConditionReason.InvalidCatalog,
-          message: (parsed as { message: string }).message,
-        }
-      : { reason: fetched.reason, message: fetched.message };
-    ctx.catalogs.setHealth({ ref, healthy: false, message: failure.message, checkedAt: at });
-    ctx.log.info({ reason: failure.reason, message: failure.message }, 'catalog source unhealthy');
-    void ctx.events.warning(cs, failure.reason, failure.message);
-    outcome = { ok: false, at, address: fetched.address, ...failure };
-  }
+  const synced = fetched.ok
+    ? await syncContent(ctx, cs, ref, fetched)
+    : recordFailure(ctx, cs, ref, fetched, ctx.clock.now());
+  const interval = pollInterval(cs);
+  await reportStatus(ctx, cs, synced, interval);
+  return nextPoll(cs, synced.outcome, interval);
+}
 
-  const status = catalogSourceStatus(cs, outcome);
+interface Synced {
+  outcome: SyncOutcome;
+  /** The store took new content: the status is written even if only heartbeats moved. */
+  contentChanged: boolean;
+}
+
+type Failure = { reason: CatalogSourceConditionReason; message: string; address?: string };
+
+/** Steps 2 and 3: fetched content is parsed and checked, then stored, or refused as invalid. */
+async function syncContent(
+  ctx: CatalogSourceContext,
+  cs: CatalogSource,
+  ref: CatalogRef,
+  fetched: Extract<Fetched, { ok: true }>,
+): Promise<Synced> {
+  const parsed = await parseFetched(ctx, ref, fetched);
+  const at = ctx.clock.now();
+  if (parsed.ok) return storeContent(ctx, cs, ref, fetched, parsed, at);
+  const reason = CatalogSourceConditionReason.InvalidCatalog;
+  return recordFailure(ctx, cs, ref, { reason, message: parsed.message, address: fetched.address }, at);
+}
+
+/**
+ * Step 3, content: the store takes it when its digest or the priority changed (otherwise the
+ * old snapshot and its fetchedAt stay, so listeners stay quiet), and the catalog is healthy.
+ */
+function storeContent(
+  ctx: CatalogSourceContext,
+  cs: CatalogSource,
+  ref: CatalogRef,
+  fetched: Extract<Fetched, { ok: true }>,
+  parsed: Extract<ParsedCatalog, { ok: true }> & { payloadFile?: string },
+  at: number,
+): Synced {
+  const { config, digest } = parsed;
+  const previous = ctx.catalogs.get(ref);
+  const priority = cs.spec.priority ?? 0;
+  const contentChanged = previous?.digest !== digest || previous.priority !== priority;
+  if (contentChanged) {
+    const payloadFile =
+      parsed.payloadFile ?? (previous?.digest === digest ? previous.payloadFile : undefined);
+    ctx.catalogs.set({
+      ref,
+      priority,
+      config,
+      digest,
+      fetchedAt: at,
+      ...(payloadFile ? { payloadFile } : {}),
+    });
+    ctx.log.info({ digest, bundles: config.bundles.length }, 'catalog content loaded');
+    void ctx.events.normal(
+      cs,
+      'CatalogSynced',
+      `loaded ${config.packages.length} packages, ${config.bundles.length} bundles`,
+    );
+  }
+  ctx.catalogs.setHealth({ ref, healthy: true, checkedAt: at });
+  const cm = fetched.configMap;
+  const outcome: SyncOutcome = {
+    ok: true,
+    at,
+    address: fetched.address,
+    packages: config.packages.length,
+    bundles: config.bundles.length,
+    ...(cm
+      ? {
+          configMap: {
+            name: cm.metadata.name,
+            namespace: cm.metadata.namespace,
+            uid: cm.metadata.uid,
+            resourceVersion: cm.metadata.resourceVersion,
+            lastUpdateTime: formatTime(at),
+          },
+        }
+      : {}),
+  };
+  return { outcome, contentChanged };
+}
+
+/** Step 3, failure: the last good content stays in the store, but the catalog is unhealthy. */
+function recordFailure(
+  ctx: CatalogSourceContext,
+  cs: CatalogSource,
+  ref: CatalogRef,
+  failure: Failure,
+  at: number,
+): Synced {
+  const { reason, message, address } = failure;
+  ctx.catalogs.setHealth({ ref, healthy: false, message, checkedAt: at });
+  ctx.log.info({ reason, message }, 'catalog source unhealthy');
+  void ctx.events.warning(cs, reason, message);
+  return { outcome: { ok: false, at, address, reason, message }, contentChanged: false };
+}
+
+/** Step 4: the status, written when it changed (or when new content came). */
+async function reportStatus(
+  ctx: CatalogSourceContext,
+  cs: CatalogSource,
+  synced: Synced,
+  interval: ReturnType<typeof pollInterval>,
+) {
+  const status = catalogSourceStatus(cs, synced.outcome);
   if (!interval.ok) status.message = interval.message;
   await writeStatus(ctx.applier, {
     resource: Resources.CatalogSource,
     object: cs,
     next: status,
     ignore: catalogSourceHeartbeats,
-    force: contentChanged,
+    force: synced.contentChanged,
   });
+}
+
+/** Step 5: poll again at the interval, or sooner while the source fails. */
+function nextPoll(
+  cs: CatalogSource,
+  outcome: SyncOutcome,
+  interval: ReturnType<typeof pollInterval>,
+): ReconcileResult | undefined {
   if (cs.spec.sourceType === SourceType.Grpc) return undefined; // nothing to poll until grpc lands
   return { requeueAfter: outcome.ok ? interval.ms : Math.min(interval.ms, failureRetryMs) };
 }
