@@ -3,7 +3,10 @@
  * pkg/constraints): exactly one of `gvk`, `package`, `all`, `any`, `not` or `cel`; compound
  * constraints hold a non-empty list of constraints; a package constraint's `versionRange` is a
  * blang range; a CEL rule compiles and is boolean. `failureMessage` may sit beside any of them.
- * OLM has no `none`: a constraint that uses it is refused like any other unknown kind.
+ * Any other field, at any depth, is refused, as OLM's decoding refuses it (so OLM's lack of a
+ * `none` kind is an unknown field too), and so is a value larger than 128 KiB. One difference
+ * remains: Go matches field names regardless of case (`GVK` reads as `gvk`); here they must be
+ * spelt as OLM writes them.
  *
  * Validation reports the problems (by field path under the value); the resolver turns a parsed
  * constraint into a predicate over bundles.
@@ -35,8 +38,24 @@ export type ConstraintResult =
 export const CONSTRAINT_KINDS = ['gvk', 'package', 'all', 'any', 'not', 'cel'] as const;
 
 // Deeper nesting has no use; the bound keeps a hostile catalog from exhausting the stack. OLM
-// bounds the value's size instead (128 KiB).
+// bounds the value's size instead, which is checked too.
 const MAX_DEPTH = 32;
+
+/** OLM refuses a constraint whose JSON is larger than this many bytes (128 KiB). */
+export const MAX_CONSTRAINT_BYTES = 2 << 16;
+
+/**
+ * The fields OLM's Go types declare, at each level. OLM decodes a constraint refusing any other
+ * field, at any depth, so a misspelt `versionrange` or an unknown kind such as `none` fails
+ * rather than being ignored.
+ */
+const FIELDS = {
+  constraint: ['failureMessage', ...CONSTRAINT_KINDS],
+  gvk: ['group', 'version', 'kind'],
+  package: ['packageName', 'versionRange'],
+  cel: ['rule'],
+  compound: ['constraints'],
+} as const;
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -51,6 +70,11 @@ export function parseGVK(v: unknown): GVK | undefined {
 }
 
 export function parseConstraint(v: unknown): ConstraintResult {
+  const bytes = Buffer.byteLength(JSON.stringify(v) ?? '');
+  if (bytes > MAX_CONSTRAINT_BYTES) {
+    const message = `an olm.constraint value is at most ${MAX_CONSTRAINT_BYTES} bytes of JSON, found ${bytes}`;
+    return { ok: false, problems: [{ path: '', message }] };
+  }
   const problems: ConstraintProblem[] = [];
   const constraint = read(v, '', 0, problems);
   return constraint && problems.length === 0 ? { ok: true, constraint } : { ok: false, problems };
@@ -68,6 +92,9 @@ function read(
   };
   if (!isRecord(v)) return say('', 'an olm.constraint value is a map');
   if (depth > MAX_DEPTH) return say('', `constraints nest deeper than ${MAX_DEPTH} levels`);
+  if (!knownFields(v, FIELDS.constraint, path, problems)) return undefined;
+  if (v.failureMessage !== undefined && v.failureMessage !== null && typeof v.failureMessage !== 'string')
+    return say('.failureMessage', 'is a string');
   const present = CONSTRAINT_KINDS.filter((k) => v[k] !== undefined && v[k] !== null);
   if (present.length !== 1) {
     return say(
@@ -77,6 +104,8 @@ function read(
   }
   const kind = present[0]!;
   const inner = v[kind];
+  const fields = kind === 'all' || kind === 'any' || kind === 'not' ? FIELDS.compound : FIELDS[kind];
+  if (isRecord(inner) && !knownFields(inner, fields, `${path}.${kind}`, problems)) return undefined;
   switch (kind) {
     case 'gvk': {
       const gvk = parseGVK(inner);
@@ -107,6 +136,23 @@ function read(
       return { kind, constraints: parts as Constraint[] };
     }
   }
+}
+
+/** Reports each field of `v` OLM's type for it does not declare; true when there is none. */
+function knownFields(
+  v: Record<string, unknown>,
+  known: readonly string[],
+  path: string,
+  problems: ConstraintProblem[],
+): boolean {
+  const unknown = Object.keys(v).filter((k) => !known.includes(k));
+  for (const k of unknown) {
+    problems.push({
+      path: `${path}.${k}`,
+      message: `unknown field: OLM knows only ${known.join(', ')} here`,
+    });
+  }
+  return unknown.length === 0;
 }
 
 /** What validation reports about an `olm.constraint` value; empty when OLM accepts it. */

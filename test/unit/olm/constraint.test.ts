@@ -35,8 +35,43 @@ describe('olm.constraint', () => {
       { none: { constraints: [{ gvk }] } },
       [
         {
+          path: '.none',
+          message: 'unknown field: OLM knows only failureMessage, gvk, package, all, any, not, cel here',
+        },
+      ],
+    ],
+    [
+      'a misspelt field inside a kind',
+      { package: { packageName: 'p', versionrange: '>=1.0.0' } },
+      [
+        {
+          path: '.package.versionrange',
+          message: 'unknown field: OLM knows only packageName, versionRange here',
+        },
+      ],
+    ],
+    [
+      'an unknown field deep in a compound',
+      { all: { constraints: [{ gvk: { ...gvk, plural: 'ks' } }] } },
+      [
+        {
+          path: '.all.constraints[0].gvk.plural',
+          message: 'unknown field: OLM knows only group, version, kind here',
+        },
+      ],
+    ],
+    [
+      'a failureMessage that is not a string',
+      { failureMessage: 7, gvk },
+      [{ path: '.failureMessage', message: 'is a string' }],
+    ],
+    [
+      'a value larger than OLM takes (128 KiB of JSON)',
+      { failureMessage: 'x'.repeat(2 << 16), gvk },
+      [
+        {
           path: '',
-          message: 'an olm.constraint has exactly one of gvk, package, all, any, not, cel, found none',
+          message: `an olm.constraint value is at most 131072 bytes of JSON, found ${(2 << 16) + 67}`,
         },
       ],
     ],
