@@ -22,6 +22,7 @@ import {
 import { SubscriptionConditionReason, SubscriptionConditionType } from '../apis/conditions.js';
 import { CopiedFromLabel } from '../install/ownership.js';
 import { formatTime, removeCondition, setCondition } from '../kube/conditions.js';
+import { parseTolerant } from '../olm/version.js';
 import type {
   InstalledOperator,
   ResolutionInput,
@@ -75,6 +76,11 @@ function annotatedProperties(csv: ClusterServiceVersion): Property[] {
   }
 }
 
+/** `spec.version` as OLM decodes it; kept as written when even the tolerant parse fails. */
+function tolerantVersion(text: string | undefined): string | undefined {
+  return text === undefined ? undefined : (parseTolerant(text)?.text ?? text);
+}
+
 /**
  * The operators installed in a namespace, as the resolver sees them: each CSV (not a copy),
  * matched to its bundle in the catalogs (the Subscription's own catalog first) for its package
@@ -107,7 +113,8 @@ export function installedOperators(
     const pkgProp = properties.find((p) => p.type === 'olm.package')?.value as
       { packageName?: string; version?: string } | undefined;
     const pkg = bundle?.package ?? pkgProp?.packageName ?? sub?.spec.name;
-    const version = csv.spec.version ?? pkgProp?.version;
+    // OLM reads a CSV's spec.version with blang's ParseTolerant (`v2.1` is 2.1.0).
+    const version = tolerantVersion(csv.spec.version) ?? pkgProp?.version;
     // Without a package the resolver cannot place a CSV; it is left for whoever installed it.
     if (!pkg || !version) continue;
     out.push({

@@ -142,6 +142,23 @@ describe('installedOperators', () => {
   });
 });
 
+describe('installedOperators reads spec.version as OLM does', () => {
+  it.each([
+    ['v2.1', '2.1.0'],
+    [' 2.01.3 ', '2.1.3'],
+    ['2.1.0-rc.1', '2.1.0-rc.1'],
+    ['not-a-version', 'not-a-version'],
+  ])('%j is %j', (written, read) => {
+    const installed = installedOperators(
+      [sub('side', 'side', {}, { installedCSV: 'side.v2', lastUpdated: '' })],
+      [csv('side.v2', written)],
+      [],
+      storeOf([]),
+    );
+    expect(installed).toEqual([expect.objectContaining({ name: 'side.v2', package: 'side', version: read })]);
+  });
+});
+
 describe('generatedSubscriptions', () => {
   it('covers each dependency no Subscription covers, inheriting approval through a chain', () => {
     const subs = [sub('app', 'app', { installPlanApproval: 'Manual' })];
