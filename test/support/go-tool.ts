@@ -1,43 +1,105 @@
 /**
- * Small Go programs under tools/ that answer questions with the libraries OLM and opm use
- * (blang/semver, distribution/reference), so tests can compare Bosun's rules with theirs. Each is
- * built once per source version into ~/.cache/bosun/tools (modules come from the Go module
- * proxy on first use) and then talks JSON lines: one request per line in, one answer per line out.
- * Where `go` is missing or the build fails, `goTool` says why, for the test to skip with.
+ * Go programs the tests use as oracles: small ones under tools/ that answer questions with the
+ * libraries OLM and opm use (blang/semver, distribution/reference), and OLM's own resolver
+ * (the olm-oracle beside the clone). Each is built once per source version (a hash of its go.mod,
+ * go.sum and main.go) into the Bosun cache directory, with modules from the Go module proxy on
+ * first use. Where `go` is missing or the build fails, the result says why, for the test to skip
+ * with.
  */
-import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { cacheRoot } from '../../src/cluster/paths.js';
+
+export type GoProgram = { ok: true; path: string } | { ok: false; why: string };
+
+export interface BuildOptions {
+  /** Names the program in messages and in the cache (`<cache>/<kind>/<name>-<hash>`). */
+  name: string;
+  /** The cache folder's kind: `tools` for tools/, `olm-oracle` for the oracle. */
+  kind: string;
+  /** With `false`, only a program already built is used. */
+  build?: boolean;
+  /** Progress lines for builds long enough to need them (every 30 s while building). */
+  log?: (line: string) => void;
+  /** How long a cold build takes, for the first progress line. */
+  expected?: string;
+}
+
+const KEY_FILES = ['go.mod', 'go.sum', 'main.go'];
+
+/** The program built from the Go module in `source`: from the cache, else built, else why not. */
+export async function goProgram(source: string, opts: BuildOptions): Promise<GoProgram> {
+  const missing = KEY_FILES.filter((f) => !existsSync(join(source, f)));
+  if (missing.length > 0)
+    return { ok: false, why: `${source} has no ${missing.join(', ')} to build ${opts.name}` };
+  const hash = createHash('sha256');
+  for (const f of KEY_FILES) hash.update(`${f}\0`).update(await readFile(join(source, f)));
+  const path = join(cacheRoot(), opts.kind, `${opts.name}-${hash.digest('hex').slice(0, 16)}`);
+  if (existsSync(path)) return { ok: true, path };
+  if (opts.build === false)
+    return { ok: false, why: `${opts.name} is not built yet (it would be cached at ${path})` };
+
+  const go = await run('go', ['version'], source).catch(() => undefined);
+  if (go === undefined || go.code !== 0)
+    return { ok: false, why: `${opts.name} not built: \`go\` is not installed` };
+  await mkdir(join(path, '..'), { recursive: true });
+  // Built to a temporary name and renamed, so a run cut short never leaves half a binary.
+  const partial = `${path}.${process.pid}.partial`;
+  const started = Date.now();
+  const log = opts.log;
+  log?.(`building ${source} with ${go.out.trim()}${opts.expected ? ` (${opts.expected} when cold)` : ''}`);
+  const ticker = log
+    ? setInterval(() => log(`still building, ${Math.round((Date.now() - started) / 1000)} s so far`), 30_000)
+    : undefined;
+  try {
+    const built = await run('go', ['build', '-o', partial, '.'], source, {
+      GOFLAGS: '-mod=mod',
+      GOTOOLCHAIN: 'local',
+    });
+    if (built.code !== 0) {
+      await rm(partial, { force: true });
+      return { ok: false, why: `${opts.name} not built: go build failed: ${built.out.trim().slice(-2000)}` };
+    }
+    await rename(partial, path);
+  } finally {
+    clearInterval(ticker);
+  }
+  log?.(`built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return { ok: true, path };
+}
 
 const toolsDir = resolve(import.meta.dirname, '../../tools');
 
 /** The built program of tools/<name>, or why it cannot be built here. */
-export function goTool(name: string): { path: string } | { skip: string } {
-  const source = join(toolsDir, name);
-  const go = spawnSync('go', ['version'], { encoding: 'utf8' });
-  if (go.error || go.status !== 0) return { skip: `tools/${name} not built: \`go\` is not installed` };
-  const hash = createHash('sha256');
-  for (const f of ['go.mod', 'go.sum', 'main.go']) hash.update(readFileSync(join(source, f)));
-  const dir = join(homedir(), '.cache', 'bosun', 'tools');
-  const path = join(dir, `${name}-${hash.digest('hex').slice(0, 16)}`);
-  if (existsSync(path)) return { path };
-  mkdirSync(dir, { recursive: true });
-  // Built to a temporary name and renamed, so a test run cut short never leaves half a binary.
-  const partial = `${path}.${process.pid}.partial`;
-  const build = spawnSync('go', ['build', '-o', partial, '.'], {
-    cwd: source,
-    encoding: 'utf8',
-    env: { ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' },
-  });
-  if (build.status !== 0) return { skip: `tools/${name} not built: go build failed: ${build.stderr.trim()}` };
-  renameSync(partial, path);
-  return { path };
+export function goTool(name: string): Promise<GoProgram> {
+  return goProgram(join(toolsDir, name), { name, kind: 'tools' });
 }
 
-/** A running tool: requests answered one by one, in order. */
+/** Runs a command to completion; stdout and stderr together in `out`. */
+export function run(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = {},
+  input?: string,
+): Promise<{ code: number; out: string; stdout: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(cmd, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', fail);
+    child.on('close', (code) => done({ code: code ?? -1, out: stdout + stderr, stdout }));
+    child.stdin.end(input ?? '');
+  });
+}
+
+/** A running tool that talks JSON lines: requests answered one by one, in order. */
 export class GoTool<Request, Answer> {
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly waiting: ((a: Answer) => void)[] = [];

@@ -2,7 +2,7 @@
  * blang/semver's own answers, from tools/blang-semver (a small Go program over the library OLM
  * uses), built and run through test/support/go-tool.ts.
  */
-import { GoTool, goTool } from '../../support/go-tool.js';
+import { type GoProgram, GoTool, goTool } from '../../support/go-tool.js';
 
 export interface BlangRequest {
   op: 'parse' | 'tolerant' | 'compare' | 'range';
@@ -22,7 +22,7 @@ export interface BlangAnswer {
 }
 
 /** The built tool's path, or why it cannot be built here. */
-export const blangTool = (): { path: string } | { skip: string } => goTool('blang-semver');
+export const blangTool = (): Promise<GoProgram> => goTool('blang-semver');
 
 /** A running tool: one request, one answer, in order. */
 export class Blang extends GoTool<BlangRequest, BlangAnswer> {}
