@@ -7,7 +7,7 @@
 import type { DeclarativeConfig } from '../apis/fbc.js';
 import { toYaml } from '../bundle/yaml.js';
 import { isBase64Alphabet } from '../util/base64.js';
-import { isStoredPayload, withPayloads } from './payloads.js';
+import { isStoredPayload, withPayloadsAll } from './payloads.js';
 
 export const CatalogFormat = {
   YAML: 'yaml',
@@ -105,11 +105,11 @@ function yamlWithPayloads(doc: Doc): string {
   return swapped === payloads.length ? out : toYaml(doc);
 }
 
-/** Encodes a whole catalog, reading its stored bundle objects (one document at a time). */
+/** Encodes a whole catalog, reading its stored bundle objects (one package at a time). */
 export async function encodeConfig(cfg: DeclarativeConfig, format: CatalogFormat): Promise<string> {
   const out: string[] = [];
-  for (const doc of [...documentsByPackage(cfg).values()].flat())
-    out.push(encodeDocuments([await withPayloads(doc)], format));
+  for (const docs of documentsByPackage(cfg).values())
+    out.push(encodeDocuments(await withPayloadsAll(docs), format));
   return out.join('');
 }
 

@@ -18,7 +18,7 @@
  * that could end or change it, that cannot be read as a number and is not continued on the next
  * line. Anything else stays in the text and is parsed as usual.
  */
-import { open } from 'node:fs/promises';
+import { type FileHandle, open } from 'node:fs/promises';
 import type { BundleDoc } from '../apis/fbc.js';
 
 /**
@@ -42,43 +42,104 @@ export function isStoredPayload(v: unknown): v is StoredPayload {
  * from the wrong place.
  */
 export async function readStoredPayload(p: StoredPayload): Promise<string> {
-  const handle = await open(p.storedIn, 'r').catch((err: Error) => {
-    throw new Error(`${p.storedIn}: cannot read the catalog's bundle object: ${err.message}`, { cause: err });
-  });
-  try {
-    if (!sameFile(await handle.stat(), p.identity)) {
-      throw new Error(`${p.storedIn} has changed since the catalog was loaded; load it again`);
-    }
-    const out = Buffer.allocUnsafe(p.length);
-    let done = 0;
-    while (done < p.length) {
-      const { bytesRead } = await handle.read(out, done, p.length - done, p.offset + done);
-      if (bytesRead === 0)
-        throw new Error(`${p.storedIn}: ends before the catalog value at byte ${p.offset}`);
-      done += bytesRead;
-    }
-    return out.toString('utf8');
-  } finally {
-    await handle.close();
-  }
+  return (await readStoredPayloads([p]))[0]!;
 }
+
+/** Payloads closer together than this are read with one read, the bytes between them dropped. */
+const MaxGap = 64 * 1024;
+
+/**
+ * Reads stored payloads, in the order given, opening each file once however many of them it
+ * holds and reading neighbouring ones with one read: writing a catalog reads thousands of them,
+ * mostly side by side in a few files, and a read per payload spent more time waiting on the
+ * thread pool than reading.
+ */
+export async function readStoredPayloads(payloads: readonly StoredPayload[]): Promise<string[]> {
+  const out: string[] = new Array(payloads.length);
+  const byFile = new Map<string, number[]>();
+  payloads.forEach((p, i) => {
+    const list = byFile.get(p.storedIn);
+    if (list) list.push(i);
+    else byFile.set(p.storedIn, [i]);
+  });
+  for (const [file, indices] of byFile) {
+    const handle = await open(file, 'r').catch((err: Error) => {
+      throw new Error(`${file}: cannot read the catalog's bundle object: ${err.message}`, { cause: err });
+    });
+    try {
+      const stat = await handle.stat();
+      const changed = indices.find((i) => !sameFile(stat, payloads[i]!.identity));
+      if (changed !== undefined)
+        throw new Error(`${file} has changed since the catalog was loaded; load it again`);
+      indices.sort((a, b) => payloads[a]!.offset - payloads[b]!.offset);
+      for (let first = 0; first < indices.length;) {
+        // A run of payloads each starting within MaxGap of where the run so far ends.
+        const start = payloads[indices[first]!]!.offset;
+        let end = start + payloads[indices[first]!]!.length;
+        let last = first + 1;
+        for (; last < indices.length; last++) {
+          const p = payloads[indices[last]!]!;
+          if (p.offset - end > MaxGap) break;
+          end = Math.max(end, p.offset + p.length);
+        }
+        const span = await readSpan(handle, file, start, end - start);
+        for (let k = first; k < last; k++) {
+          const p = payloads[indices[k]!]!;
+          out[indices[k]!] = span.toString('utf8', p.offset - start, p.offset - start + p.length);
+        }
+        first = last;
+      }
+    } finally {
+      await handle.close();
+    }
+  }
+  return out;
+}
+
+async function readSpan(handle: FileHandle, file: string, offset: number, length: number): Promise<Buffer> {
+  const buf = Buffer.allocUnsafe(length);
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await handle.read(buf, done, length - done, offset + done);
+    if (bytesRead === 0) throw new Error(`${file}: ends before the catalog value at byte ${offset + done}`);
+    done += bytesRead;
+  }
+  return buf;
+}
+
+type Holder = Record<string, unknown> & { value: Record<string, unknown> & { data: StoredPayload } };
+
+const storedHolder = (p: unknown): p is Holder =>
+  isRecord(p) && isRecord(p.value) && isStoredPayload(p.value.data);
 
 /**
  * The bundle document with every stored bundle object read: a copy when there was one to read
  * (the loaded catalog may be shared, and stays as small as it was), else the document itself.
  */
 export async function withPayloads<T extends BundleDoc | Record<string, unknown>>(doc: T): Promise<T> {
-  const props = (doc as { properties?: unknown }).properties;
-  if (doc.schema !== 'olm.bundle' || !Array.isArray(props)) return doc;
-  if (!props.some((p) => isRecord(p) && isRecord(p.value) && isStoredPayload(p.value.data))) return doc;
-  const properties = await Promise.all(
-    props.map(async (p: unknown) =>
-      isRecord(p) && isRecord(p.value) && isStoredPayload(p.value.data)
-        ? { ...p, value: { ...p.value, data: await readStoredPayload(p.value.data) } }
-        : p,
-    ),
-  );
-  return { ...doc, properties };
+  return (await withPayloadsAll([doc]))[0]!;
+}
+
+/** `withPayloads` of each document, reading each file they were loaded from once. */
+export async function withPayloadsAll<T extends BundleDoc | Record<string, unknown>>(
+  docs: readonly T[],
+): Promise<T[]> {
+  const props = (doc: T): unknown[] | undefined => {
+    const list = (doc as { properties?: unknown }).properties;
+    return doc.schema === 'olm.bundle' && Array.isArray(list) ? list : undefined;
+  };
+  const stored = docs.flatMap((d) => (props(d) ?? []).filter(storedHolder).map((h) => h.value.data));
+  if (stored.length === 0) return [...docs];
+  const texts = await readStoredPayloads(stored);
+  let next = 0;
+  return docs.map((doc) => {
+    const list = props(doc);
+    if (!list?.some(storedHolder)) return doc;
+    const properties = list.map((p) =>
+      storedHolder(p) ? { ...p, value: { ...p.value, data: texts[next++]! } } : p,
+    );
+    return { ...doc, properties };
+  });
 }
 
 /** True when a bundle object holds its manifest's text, inline or stored. */

@@ -15,7 +15,7 @@ import type { DeclarativeConfig } from '../apis/fbc.js';
 import type { Problem } from '../util/result.js';
 import { type CatalogFormat, catalogFileName, documentsByPackage, encodeDocuments } from './encode.js';
 import { fileOf } from './origin.js';
-import { withPayloads } from './payloads.js';
+import { withPayloadsAll } from './payloads.js';
 
 /**
  * The catalog's files as they should be: path relative to the catalog root → content. Stored
@@ -30,7 +30,7 @@ export async function renderCatalogFiles(
   const files = new Map<string, string>();
   for (const [pkg, docs] of documentsByPackage(cfg)) {
     if (only && !only.has(pkg)) continue;
-    const read = await Promise.all(docs.map((d) => withPayloads(d)));
+    const read = await withPayloadsAll(docs);
     files.set(join(pkg, catalogFileName(format)), encodeDocuments(read, format));
   }
   return files;

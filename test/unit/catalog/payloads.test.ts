@@ -11,6 +11,7 @@ import {
   liftPayloads,
   MinLength,
   readStoredPayload,
+  readStoredPayloads,
   type StoredPayload,
   withPayloads,
 } from '../../../src/catalog/payloads.js';
@@ -182,5 +183,43 @@ describe('a bundle object stored in its catalog file', () => {
     addDocuments(plain, text, 'f', []);
     for (const format of Object.values(CatalogFormat))
       expect(await encodeConfig(cfg, format)).toBe(await encodeConfig(plain, format));
+  });
+});
+
+describe('reading many stored payloads at once', () => {
+  it('gives each its own bytes, in the order asked, from several files, near and far apart', async () => {
+    const dir = await tempDir('bosun-payloads-many-');
+    // Two files of random text; payloads side by side, overlapping, and beyond the read gap.
+    const files = await Promise.all(
+      ['a', 'b'].map(async (name, n) => {
+        const file = join(dir, name);
+        const bytes = Buffer.from(
+          Array.from({ length: 300_000 }, (_, i) => String.fromCharCode(97 + ((i * (7 + n)) % 26))).join(''),
+        );
+        await writeFile(file, bytes);
+        return { file, bytes, identity: await stat(file) };
+      }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.nat(1), fc.nat(299_000), fc.integer({ min: 1, max: 1000 })), {
+          minLength: 1,
+          maxLength: 40,
+        }),
+        async (picks) => {
+          const payloads: StoredPayload[] = picks.map(([f, offset, length]) => ({
+            storedIn: files[f]!.file,
+            offset,
+            length,
+            identity: files[f]!.identity,
+          }));
+          const want = picks.map(([f, offset, length]) =>
+            files[f]!.bytes.toString('utf8', offset, offset + length),
+          );
+          expect(await readStoredPayloads(payloads)).toEqual(want);
+        },
+      ),
+      runs(100),
+    );
   });
 });
