@@ -15,4 +15,4 @@ await import('../../catalog/schema.js');
 const { compileCSVChecker } = await import('../../bundle/csv-schema.js');
 compileCSVChecker();
 const files = await writeCompiled(dir);
-process.stdout.write(`precompiled ${files.length} schema checkers into ${dir}\n`);
+process.stderr.write(`precompiled ${files.length} schema checkers into ${dir}\n`);
