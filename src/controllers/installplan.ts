@@ -73,6 +73,8 @@ export const installPlanController: Controller<(typeof uses.informers)[number], 
       informers.crds.on({ add: () => unfinishedIn(), update: () => unfinishedIn() });
       ctx.catalogs.onChange(() => unfinishedIn());
     },
+    // Named steps: plan the steps (or wait for the catalog, or fail), show them and wait for
+    // approval, then carry them out (execute).
     reconcile: (ctx) => async (key) => {
       const ip = ctx.informers.installPlans.get(key);
       if (ip === undefined || ip.metadata.deletionTimestamp || finished(ip)) return;
@@ -108,101 +110,153 @@ export const installPlanController: Controller<(typeof uses.informers)[number], 
     },
   };
 
-/** Carries out an approved plan; `conditions` are the plan's conditions as they should be now. */
+/**
+ * One run of an approved plan. Every run applies the whole plan again (each apply is
+ * idempotent), so what it collects (fields pruned, required fields filled in) is this run's.
+ */
+class PlanRun {
+  /** The steps, with ownerReferences to their CSV once it exists. */
+  steps: InstallStep[];
+  readonly done = new Set<InstallStep>();
+  /** Every field pruned from what this run applies. */
+  readonly pruned: Problem[] = [];
+  /** Required fields of the CSV that it lacked, given their zero values as OLM's decoding does. */
+  readonly filled: Problem[] = [];
+  readonly namespace: string;
+  readonly base: Partial<InstallPlanStatus>;
+
+  constructor(
+    readonly ctx: InstallPlanContext,
+    readonly ip: InstallPlan,
+    readonly planned: PlannedInstall,
+    /** The plan's conditions as they should be now. */
+    readonly conditions: InstallPlanCondition[],
+  ) {
+    this.namespace = ip.metadata.namespace ?? '';
+    // After a restart the CSV may exist already: own everything from the first apply.
+    this.steps = ownByExistingCSVs(ctx, this.namespace, planned.steps);
+    const startTime = ip.status?.startTime ?? formatTime(ctx.clock.now());
+    this.base = { phase: InstallPlanPhase.Installing, catalogSources: planned.catalogSources, startTime };
+  }
+
+  status(): Step[] {
+    return this.steps.map((s) => asStep(s, this.done.has(s) ? StepStatus.Created : StepStatus.Unknown));
+  }
+
+  warnings(): Problem[] {
+    return [...this.planned.warnings, ...uniqueProblems(this.filled)];
+  }
+
+  report(now: number): InstallPlanCondition[] {
+    return warningConditions(
+      this.conditions,
+      { warnings: this.warnings(), pruned: uniqueProblems(this.pruned) },
+      now,
+    );
+  }
+}
+
+type PhaseOutcome =
+  { kind: 'applied' } | { kind: 'waiting'; crds: string[] } | { kind: 'failed'; message: string };
+
+/**
+ * Carries out an approved plan, as named steps: say it is being installed, apply it phase by
+ * phase (stopping to wait for CRDs, or failing), and report it complete.
+ */
 async function execute(
   ctx: InstallPlanContext,
   ip: InstallPlan,
   planned: PlannedInstall,
   conditions: InstallPlanCondition[],
 ) {
-  const { catalogSources, warnings } = planned;
-  const namespace = ip.metadata.namespace ?? '';
-  // After a restart the CSV may exist already: own everything from the first apply.
-  let steps = ownByExistingCSVs(ctx, namespace, planned.steps);
-  const done = new Set<InstallStep>();
-  const status = () => steps.map((s) => asStep(s, done.has(s) ? StepStatus.Created : StepStatus.Unknown));
-  const startTime = ip.status?.startTime ?? formatTime(ctx.clock.now());
-  const base = { phase: InstallPlanPhase.Installing, catalogSources, startTime };
+  const run = new PlanRun(ctx, ip, planned, conditions);
   // Say that the plan is being carried out before carrying it out (`kubectl get ip -w` shows it).
   if (ip.status?.phase !== InstallPlanPhase.Installing)
-    await setPlanStatus(ctx, ip, { ...base, plan: status(), conditions });
-  // Every field pruned from what this run applies (each run applies the whole plan again).
-  const pruned: Problem[] = [];
-  // Required fields of the CSV that it lacked, given their zero values as OLM's decoding does.
-  const filled: Problem[] = [];
-  const allWarnings = () => [...warnings, ...uniqueProblems(filled)];
-  const report = (now: number) =>
-    warningConditions(conditions, { warnings: allWarnings(), pruned: uniqueProblems(pruned) }, now);
-
-  for (const group of stepsByPhase(steps)) {
-    const waiting: string[] = [];
-    for (const step of group.steps) {
-      let applied: unknown;
-      try {
-        const object = await prunedStep(ctx, step, pruned, filled);
-        applied = await ctx.applier.apply(object);
-      } catch (err) {
-        const api = parseApiError(err);
-        // Bad requests, invalid and forbidden objects will not get better by retrying.
-        if (api !== undefined && isPermanentRejection(api)) {
-          const message = `${describeStep(step)}: ${formatApiError(api)}`;
-          await fail(ctx, ip, message, status(), report(ctx.clock.now()));
-          await reportWarnings(ctx, ip, allWarnings(), uniqueProblems(pruned));
-          return;
-        }
-        throw err;
-      }
-      done.add(step);
-      if (step.resource.kind === 'CustomResourceDefinition' && !isEstablished(crdStatusOf(applied))) {
-        waiting.push(step.resource.name);
-      }
-      if (step.resource.kind === Resources.ClusterServiceVersion.kind) {
-        // The CSV exists now: give the objects in its namespace their ownerReference.
-        const uid = (applied as { metadata?: { uid?: string } }).metadata?.uid ?? '';
-        const owned = ownStepsOf(steps, { name: step.resource.name, namespace, uid });
-        for (let i = 0; i < steps.length; i++) {
-          const before = steps[i] as InstallStep;
-          const after = owned[i] as InstallStep;
-          if (after !== before) await ctx.applier.apply(await prunedStep(ctx, after, [], []));
-          if (done.has(before)) done.add(after);
-        }
-        steps = owned;
-      }
-    }
-    // A CRD the API server will not establish until it changes fails the plan, naming why.
-    const refused = waiting.flatMap((name) => {
-      const crd = ctx.informers.crds.get(name);
-      return crd !== undefined && isRefusedForGood(crd)
-        ? [`CustomResourceDefinition ${name} is not established: ${notEstablishedReason(crd)}`]
-        : [];
-    });
-    if (refused.length > 0) {
-      const message = refused.join('; ');
-      await fail(ctx, ip, message, status(), report(ctx.clock.now()));
-      await reportWarnings(ctx, ip, allWarnings(), uniqueProblems(pruned));
-      return;
-    }
-    if (waiting.length > 0) {
-      await setPlanStatus(ctx, ip, {
-        ...base,
-        plan: status(),
-        conditions,
-        message: `waiting for CustomResourceDefinitions to be Established: ${waiting.join(', ')}`,
-      });
-      return { requeueAfter: establishPollMs };
-    }
+    await setPlanStatus(ctx, ip, { ...run.base, plan: run.status(), conditions });
+  for (const group of stepsByPhase(run.steps)) {
+    const outcome = await applyPhase(run, group.steps);
+    if (outcome.kind === 'failed') return failRun(run, outcome.message);
+    if (outcome.kind === 'waiting') return waitForCRDs(run, outcome.crds);
   }
+  return complete(run);
+}
 
-  ctx.log.info({ steps: steps.length, pruned: pruned.length }, 'installplan complete');
+/**
+ * Applies one phase's steps. A CSV, once it exists, gives the objects of its bundle in its
+ * namespace their ownerReference; a CRD the API server will not establish until it changes fails
+ * the plan, naming why.
+ */
+async function applyPhase(run: PlanRun, steps: readonly InstallStep[]): Promise<PhaseOutcome> {
+  const { ctx } = run;
+  const waiting: string[] = [];
+  for (const step of steps) {
+    let applied: unknown;
+    try {
+      applied = await ctx.applier.apply(await prunedStep(ctx, step, run.pruned, run.filled));
+    } catch (err) {
+      const api = parseApiError(err);
+      // Bad requests, invalid and forbidden objects will not get better by retrying.
+      if (api !== undefined && isPermanentRejection(api))
+        return { kind: 'failed', message: `${describeStep(step)}: ${formatApiError(api)}` };
+      throw err;
+    }
+    run.done.add(step);
+    if (step.resource.kind === 'CustomResourceDefinition' && !isEstablished(crdStatusOf(applied))) {
+      waiting.push(step.resource.name);
+    }
+    if (step.resource.kind === Resources.ClusterServiceVersion.kind) await ownByCSV(run, step, applied);
+  }
+  const refused = waiting.flatMap((name) => {
+    const crd = ctx.informers.crds.get(name);
+    return crd !== undefined && isRefusedForGood(crd)
+      ? [`CustomResourceDefinition ${name} is not established: ${notEstablishedReason(crd)}`]
+      : [];
+  });
+  if (refused.length > 0) return { kind: 'failed', message: refused.join('; ') };
+  return waiting.length > 0 ? { kind: 'waiting', crds: waiting } : { kind: 'applied' };
+}
+
+/** The CSV exists now: the objects of its bundle in its namespace get their ownerReference. */
+async function ownByCSV(run: PlanRun, step: InstallStep, applied: unknown) {
+  const uid = (applied as { metadata?: { uid?: string } }).metadata?.uid ?? '';
+  const owned = ownStepsOf(run.steps, { name: step.resource.name, namespace: run.namespace, uid });
+  for (let i = 0; i < run.steps.length; i++) {
+    const before = run.steps[i] as InstallStep;
+    const after = owned[i] as InstallStep;
+    if (after !== before) await run.ctx.applier.apply(await prunedStep(run.ctx, after, [], []));
+    if (run.done.has(before)) run.done.add(after);
+  }
+  run.steps = owned;
+}
+
+async function failRun(run: PlanRun, message: string) {
+  const { ctx, ip } = run;
+  await fail(ctx, ip, message, run.status(), run.report(ctx.clock.now()));
+  await reportWarnings(ctx, ip, run.warnings(), uniqueProblems(run.pruned));
+}
+
+async function waitForCRDs(run: PlanRun, crds: string[]) {
+  await setPlanStatus(run.ctx, run.ip, {
+    ...run.base,
+    plan: run.status(),
+    conditions: run.conditions,
+    message: `waiting for CustomResourceDefinitions to be Established: ${crds.join(', ')}`,
+  });
+  return { requeueAfter: establishPollMs };
+}
+
+async function complete(run: PlanRun) {
+  const { ctx, ip } = run;
+  ctx.log.info({ steps: run.steps.length, pruned: run.pruned.length }, 'installplan complete');
   const now = ctx.clock.now();
   await setPlanStatus(ctx, ip, {
-    ...base,
+    ...run.base,
     phase: InstallPlanPhase.Complete,
-    plan: status(),
-    conditions: setIPCondition(report(now), 'True', undefined, '', now),
+    plan: run.status(),
+    conditions: setIPCondition(run.report(now), 'True', undefined, '', now),
   });
-  await reportWarnings(ctx, ip, allWarnings(), uniqueProblems(pruned));
-  await ctx.events.normal(ip, 'InstallSucceeded', `applied ${steps.length} steps`);
+  await reportWarnings(ctx, ip, run.warnings(), uniqueProblems(run.pruned));
+  await ctx.events.normal(ip, 'InstallSucceeded', `applied ${run.steps.length} steps`);
   return undefined;
 }
 
