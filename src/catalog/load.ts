@@ -14,6 +14,7 @@ import { isObject, parseYamlStream } from '../bundle/yaml.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { readFullySync } from '../util/fs.js';
 import { runInWorkers, workerStarter } from '../util/workers.js';
+import { invalidUtf8Offset } from '../util/utf8.js';
 import { IgnoreMatcher, IndexIgnoreFile, joinRel } from './ignore.js';
 import type { FilePart, LoadAnswer, LoadRequest } from './load-worker.js';
 import {
@@ -242,6 +243,18 @@ export function liftAndParse(
   bytes: Buffer,
   file: string,
 ): { ok: true; docs: unknown[]; lifted: Lifted } | { ok: false; problem: Problem } {
+  // Decoding would turn bad bytes into U+FFFD, and writing the catalog back would keep that.
+  const bad = invalidUtf8Offset(bytes);
+  if (bad !== undefined) {
+    const byte = bytes[bad]!.toString(16).toUpperCase().padStart(2, '0');
+    return {
+      ok: false,
+      problem: {
+        file,
+        message: `is not UTF-8: byte 0x${byte} at offset ${bad} starts no UTF-8 character; catalog files are UTF-8 text`,
+      },
+    };
+  }
   const lifted = liftPayloads(bytes);
   const parsed = parseText(lifted.text, file);
   if (parsed.ok) return { ...parsed, lifted };

@@ -28,6 +28,29 @@ describe('loadCatalog', () => {
     expect(fileOf(cfg.bundles[2]!)).toBe(join(mixed, 'beta/bundles.json'));
   });
 
+  it('refuses a file that is not UTF-8, naming it and the byte', async () => {
+    const dir = await tempDir('bosun-load-');
+    const file = join(dir, 'catalog.yaml');
+    // `café` in Latin-1, which a UTF-8 reader would turn into `caf\uFFFD`.
+    await writeFile(
+      file,
+      Buffer.concat([
+        Buffer.from('schema: olm.package\nname: a\ndescription: caf'),
+        Buffer.from([0xe9, 0x0a]),
+      ]),
+    );
+    const r = await loadCatalog(dir);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.errors).toEqual([
+      {
+        file,
+        message:
+          'is not UTF-8: byte 0xE9 at offset 44 starts no UTF-8 character; catalog files are UTF-8 text',
+      },
+    ]);
+  });
+
   it('reports a missing directory', async () => {
     const r = await loadCatalog(join(mixed, 'nope'));
     expect(r.ok).toBe(false);
