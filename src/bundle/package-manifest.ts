@@ -8,7 +8,8 @@
  * annotations would: the package, its channels and their heads.
  */
 import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import type { Bundle, BundleManifest } from '../apis/bundle.js';
 import type { Problem } from '../util/result.js';
 import { parseManifestFile } from './read.js';
@@ -31,18 +32,44 @@ export interface LegacyPackage {
 
 const YAML_FILE = /\.(ya?ml|json)$/i;
 
-/** True when `dir` holds a `*.package.yaml` (or `.yml`) file. */
+/** True when `dir` holds a package-manifest package file (see isPackageFile). */
 export async function isPackageManifestDir(dir: string): Promise<boolean> {
   try {
-    return (await readdir(dir)).some(isPackageFileName);
+    return (await readdir(dir)).some((name) => isPackageFile(join(dir, name)));
   } catch {
     return false;
   }
 }
 
-/** `<package>.package.yaml`, the file that makes a folder a package-manifest package. */
+/** `<package>.package.yaml`, the name of the file that makes a folder a package-manifest package. */
 export function isPackageFileName(name: string): boolean {
   return /package\.ya?ml$/i.test(name);
+}
+
+/** A top-level `schema` key, YAML or JSON: what every file-based catalog document has. */
+const CATALOG_DOCUMENT = /^schema\s*:|"schema"\s*:/m;
+/** Enough of a file to see its first documents' keys. */
+const SNIFF_BYTES = 64 * 1024;
+
+/**
+ * Whether `path` is a package-manifest package file: named `*package.yaml` and holding no
+ * catalog document. A file-based catalog may name its file `package.yaml` too, and opm reads it
+ * as a catalog, so the name alone does not decide.
+ */
+export function isPackageFile(path: string): boolean {
+  if (!isPackageFileName(basename(path))) return false;
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const head = Buffer.alloc(SNIFF_BYTES);
+    const read = readSync(fd, head, 0, SNIFF_BYTES, 0);
+    return !CATALOG_DOCUMENT.test(head.toString('utf8', 0, read));
+  } catch {
+    // A folder or an unreadable file named like one is no package file.
+    return false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 export async function readPackageManifestDir(dir: string): Promise<LegacyPackage> {

@@ -132,6 +132,30 @@ describe('bosun catalog validate', () => {
     });
   });
 
+  it('tells a catalog file named package.yaml from a package-manifest package by its content', async () => {
+    const dir = await workdir('catalogs');
+    await mkdir(join(dir, 'fbc', 'sample'), { recursive: true });
+    await cp(
+      join(dir, 'catalogs/bosun-samples/bosun-sample/catalog.yaml'),
+      join(dir, 'fbc/sample/package.yaml'),
+    );
+    const fbc = await bosun(dir, 'catalog', 'validate', 'fbc');
+    expect(fbc).toEqual({ code: 0, stdout: 'valid catalog fbc: 1 package, 4 bundles\n', stderr: '' });
+    const rendered = await bosun(dir, 'catalog', 'render', 'fbc', '-o', 'json');
+    expect(rendered.code).toBe(0);
+    const diff = await bosun(dir, 'catalog', 'diff', 'fbc', 'catalogs/bosun-samples');
+    expect(diff.code).toBe(0);
+    // A real package-manifest package file still reads as one.
+    await mkdir(join(dir, 'legacy', 'kite'), { recursive: true });
+    await writeFile(
+      join(dir, 'legacy/kite/kite.package.yaml'),
+      'packageName: kite\ndefaultChannel: stable\nchannels:\n- name: stable\n  currentCSV: kite.v1.0.0\n',
+    );
+    const legacy = await bosun(dir, 'catalog', 'validate', 'legacy/kite');
+    expect(legacy.code).toBe(2);
+    expect(legacy.stderr).toContain('is a package-manifest package, not a catalog');
+  });
+
   it('points at bundle validate for a bundle', async () => {
     const dir = await workdir('bundles');
     const r = await bosun(dir, 'catalog', 'validate', 'bundles/bosun-sample/0.1.0');

@@ -9,7 +9,7 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type DeclarativeConfig, emptyConfig } from '../../../apis/fbc.js';
 import { isGzip } from '../../../bundle/archive.js';
-import { isPackageFileName } from '../../../bundle/package-manifest.js';
+import { isPackageFile } from '../../../bundle/package-manifest.js';
 import { readBundle } from '../../../bundle/read.js';
 import { bundleToDoc, type RenderOptions } from '../../../bundle/render.js';
 import { validateBundle } from '../../../bundle/validate.js';
@@ -41,12 +41,12 @@ export async function detectInput(path: string): Promise<InputKind | { error: st
   const entries = readdirSync(path, { withFileTypes: true });
   const names = entries.map((e) => e.name);
   if (names.includes('manifests') && names.includes('metadata')) return InputKind.BundleDir;
-  if (names.some(isPackageFileName)) return InputKind.PackageManifest;
+  if (names.some((n) => isPackageFile(join(path, n)))) return InputKind.PackageManifest;
   for (const e of entries) {
     const child = join(path, e.name);
     if (!isDirectory(child, e)) continue;
     const grand = entriesOf(child);
-    if (grand.some((g) => isPackageFileName(g.name))) return InputKind.OperatorsDir;
+    if (grand.some((g) => isPackageFile(join(child, g.name)))) return InputKind.OperatorsDir;
     for (const g of grand) {
       const dir = join(child, g.name);
       if (!isDirectory(dir, g)) continue;
