@@ -10,8 +10,11 @@
  *   services, and `olm.gvk` entries of `dependencies.yaml`;
  * - `olm.package.required` {packageName, versionRange}: `olm.package` entries of `dependencies.yaml`;
  * - everything else in `dependencies.yaml`/`properties.yaml` (`olm.constraint`, `olm.label`, ...),
- *   unchanged (opm leaves the CSV's `operatorframework.io/properties` annotation to OLM at run
- *   time, and so does Bosun);
+ *   unchanged;
+ * - the properties of the CSV's `olm.properties` annotation (a JSON list), read after
+ *   `properties.yaml` as opm reads them: an `olm.gvk` there is provided, an `olm.package` there
+ *   replaces the one derived, anything else is kept as it is (opm leaves the CSV's
+ *   `operatorframework.io/properties` annotation to OLM at run time, and so does Bosun);
  * - `olm.bundle.object`: each manifest, base64 of its JSON;
  * - `olm.csv.metadata`: the CSV's descriptive fields, so catalog browsers need not decode objects.
  *
@@ -122,7 +125,8 @@ function deriveProperties(bundle: Bundle, csv: KubeManifest, pkg: string, versio
   const others: Property[] = [];
   const packagesRequired: Property[] = [];
 
-  for (const p of bundle.properties) {
+  // The CSV's `olm.properties` annotation comes after properties.yaml, as opm lists them.
+  for (const p of [...bundle.properties, ...csvAnnotationProperties(csv).properties]) {
     if (p.type === PropertyType.GVK && isObject(p.value)) {
       addGVK(
         provided,
@@ -182,6 +186,31 @@ function deriveProperties(bundle: Bundle, csv: KubeManifest, pkg: string, versio
   }));
   const metadata: Property = { type: PropertyType.CSVMetadata, value: csvMetadata(csv) };
   return [...sortProperties(dedupe(props)), ...sortProperties(dedupe(objects)), metadata];
+}
+
+/** The CSV annotation opm reads bundle properties from, besides `metadata/properties.yaml`. */
+export const CSVPropertiesAnnotation = 'olm.properties';
+
+/**
+ * The properties a CSV declares in its `olm.properties` annotation: a JSON list of
+ * `{type, value}`. opm skips an annotation that does not parse (with a warning in its log), and
+ * so does rendering; bundle validation reports it.
+ */
+export function csvAnnotationProperties(csv: KubeManifest): { properties: Property[]; problem?: string } {
+  const text = rec(csv, 'metadata', 'annotations')?.[CSVPropertiesAnnotation];
+  if (text === undefined) return { properties: [] };
+  let list: unknown;
+  try {
+    list = typeof text === 'string' ? JSON.parse(text) : undefined;
+  } catch (err) {
+    return { properties: [], problem: `is not JSON: ${(err as Error).message}` };
+  }
+  if (list === null) return { properties: [] }; // Go reads JSON null as an empty list
+  if (!Array.isArray(list) || !list.every((p) => isObject(p) && typeof p.type === 'string' && 'value' in p))
+    return { properties: [], problem: 'is not a JSON list of {"type", "value"} properties' };
+  return {
+    properties: list.map((p: Record<string, unknown>) => ({ type: p.type as string, value: p.value })),
+  };
 }
 
 const packageProperty = (packageName: string, version: string): Property => ({

@@ -36,7 +36,12 @@ import {
   str,
 } from './manifest.js';
 import { dns1123LabelError, dns1123SubdomainError } from './names.js';
-import { invalidImageReferences, labelOf } from './render.js';
+import {
+  csvAnnotationProperties,
+  CSVPropertiesAnnotation,
+  invalidImageReferences,
+  labelOf,
+} from './render.js';
 import { isObject } from './yaml.js';
 
 export interface Validation {
@@ -187,6 +192,17 @@ function checkCSV(bundle: Bundle, m: BundleManifest, report: Report): void {
   // The shape (what OLM's typed decoding cannot hold); what follows are OLM's own rules.
   for (const bad of checkClusterServiceVersion(csv, file, describe(csv)).errors)
     error(bad.field, bad.message);
+  const annotated = csvAnnotationProperties(csv);
+  if (annotated.problem) {
+    warn(
+      `metadata.annotations.${CSVPropertiesAnnotation}`,
+      `${annotated.problem}; its properties are left out, as opm leaves them out`,
+    );
+  }
+  // Field paths inside the annotation's JSON, after the annotation's own path.
+  annotated.properties.forEach((p, i) =>
+    checkTypedValue(p, `metadata.annotations.${CSVPropertiesAnnotation}[${i}].value`, error, 'property'),
+  );
   const spec = rec(csv, 'spec');
   if (!spec) {
     error('spec', 'is required');

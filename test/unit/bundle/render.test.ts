@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { goJson } from '../../../src/bundle/gojson.js';
 import { bundleToDoc, readBundle } from '../../../src/bundle/read.js';
 import { expandImageTemplate } from '../../../src/bundle/render.js';
+import { validateBundle } from '../../../src/bundle/validate.js';
 import { runs } from '../../support/properties.js';
 
 const full = join(import.meta.dirname, '../../fixtures/bundles/full');
@@ -129,6 +130,78 @@ describe('bundleToDoc derives properties as opm render does', () => {
         Version: '1.0.0',
       }),
     ).toBe('r/p/p.v1:1.0.0');
+  });
+});
+
+describe("the CSV's olm.properties annotation, read as opm reads it", () => {
+  /** The full fixture with `annotation` as the CSV's `olm.properties`. */
+  async function annotated(annotation: string) {
+    const read = await readBundle(full);
+    if (!read.ok) throw new Error(JSON.stringify(read.errors));
+    const csv = read.value.manifests.find((m) => m.object.kind === 'ClusterServiceVersion')!.object;
+    const metadata = csv.metadata as { annotations?: Record<string, string> };
+    metadata.annotations = { ...metadata.annotations, 'olm.properties': annotation };
+    return read.value;
+  }
+  const heads = (bundle: Awaited<ReturnType<typeof annotated>>) => {
+    const doc = bundleToDoc(bundle);
+    if (!doc.ok) throw new Error(JSON.stringify(doc.errors));
+    return doc.value.properties.filter(
+      (p) => p.type !== 'olm.bundle.object' && p.type !== 'olm.csv.metadata',
+    );
+  };
+  const constraint = { failureMessage: 'x', gvk: { group: 'g', kind: 'K', version: 'v1' } };
+
+  it("adds the annotation's properties: other types as they are, an olm.gvk as provided", async () => {
+    const { doc } = await renderFull();
+    const plain = doc.properties.filter(
+      (p) => p.type !== 'olm.bundle.object' && p.type !== 'olm.csv.metadata',
+    );
+    const bundle = await annotated(
+      JSON.stringify([
+        { type: 'olm.maxOpenShiftVersion', value: '4.8' },
+        { type: 'olm.constraint', value: constraint },
+        { type: 'olm.gvk', value: { group: 'annotated.bosun.dev', kind: 'Note', version: 'v1' } },
+      ]),
+    );
+    const props = heads(bundle);
+    expect(props).toEqual(expect.arrayContaining([...plain]));
+    expect(props.filter((p) => !plain.some((q) => JSON.stringify(q) === JSON.stringify(p)))).toEqual([
+      { type: 'olm.constraint', value: constraint },
+      { type: 'olm.gvk', value: { group: 'annotated.bosun.dev', kind: 'Note', version: 'v1' } },
+      { type: 'olm.maxOpenShiftVersion', value: '4.8' },
+    ]);
+    expect(validateBundle(bundle).errors).toEqual([]);
+  });
+
+  it('an olm.package there replaces the one derived (opm reads it last)', async () => {
+    const bundle = await annotated(
+      JSON.stringify([{ type: 'olm.package', value: { packageName: 'sprocket', version: '9.9.9' } }]),
+    );
+    expect(heads(bundle).filter((p) => p.type === 'olm.package')).toEqual([
+      { type: 'olm.package', value: { packageName: 'sprocket', version: '9.9.9' } },
+    ]);
+  });
+
+  it('an annotation that is not a JSON list of properties is left out, and validation says so', async () => {
+    const { doc } = await renderFull();
+    for (const text of ['[{"type":', '{"type":"olm.label","value":{"label":"x"}}']) {
+      const bundle = await annotated(text);
+      expect(heads(bundle)).toEqual(
+        doc.properties.filter((p) => p.type !== 'olm.bundle.object' && p.type !== 'olm.csv.metadata'),
+      );
+      expect(validateBundle(bundle).warnings).toContainEqual(
+        expect.objectContaining({ field: 'metadata.annotations.olm.properties' }),
+      );
+    }
+  });
+
+  it('validation checks the values of the types it knows', () => {
+    return annotated(JSON.stringify([{ type: 'olm.constraint', value: { none: {} } }])).then((bundle) => {
+      expect(validateBundle(bundle).errors).toContainEqual(
+        expect.objectContaining({ field: 'metadata.annotations.olm.properties[0].value.none' }),
+      );
+    });
   });
 });
 
