@@ -68,6 +68,8 @@ describe('image references, as opm reads them', () => {
 });
 
 const built = await goTool('image-reference');
+// Without Go (or the module proxy) the recorded table above still runs; the live comparison cannot.
+if (!built.ok) console.warn(`image references against distribution/reference skipped: ${built.why}`);
 
 describe.skipIf(!built.ok)('image references against distribution/reference itself', () => {
   let tool: GoTool<string, { ok: boolean; error?: string }>;
@@ -132,5 +134,3 @@ describe.skipIf(!built.ok)('image references against distribution/reference itse
     expect(seen.refused).toBeGreaterThan(100);
   });
 });
-
-if (!built.ok) it.skip(built.why, () => {});

@@ -10,7 +10,7 @@ import { Blang, blangTool } from './blang.js';
 import { anyVersion, noiseRange, plainVersion, structuredRange, versionText } from './generators.js';
 
 const tool = await blangTool();
-if (!tool.ok) console.warn(tool.why);
+if (!tool.ok) console.warn(`the kernel against blang/semver skipped: ${tool.why}`);
 
 describe.skipIf(!tool.ok)('the kernel answers as blang/semver does', () => {
   let blang: Blang;
