@@ -4,6 +4,7 @@
  * nested under `size:` reads as an unknown keyword of `size`'s schema, which server-side apply
  * rejects ("field not declared in schema") and a plain create silently drops.
  */
+import { isRecord } from '../util/record.js';
 
 /** The keywords of Kubernetes' JSONSchemaProps (apiextensions.k8s.io/v1). */
 const keywords = new Set([
@@ -59,14 +60,11 @@ export interface SchemaKeywordProblem {
   key: string;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** Every key in `schema` (and the schemas nested in it) that is not a JSON-schema keyword. */
 export function unknownSchemaKeywords(schema: unknown, at: string): SchemaKeywordProblem[] {
   const out: SchemaKeywordProblem[] = [];
   const walk = (node: unknown, path: string) => {
-    if (!isObject(node)) return;
+    if (!isRecord(node)) return;
     for (const [key, value] of Object.entries(node)) {
       const here = `${path}.${key}`;
       if (!keywords.has(key)) {
@@ -78,7 +76,7 @@ export function unknownSchemaKeywords(schema: unknown, at: string): SchemaKeywor
         case 'patternProperties':
         case 'definitions':
         case 'dependencies':
-          if (isObject(value)) for (const [name, sub] of Object.entries(value)) walk(sub, `${here}.${name}`);
+          if (isRecord(value)) for (const [name, sub] of Object.entries(value)) walk(sub, `${here}.${name}`);
           break;
         case 'items':
           if (Array.isArray(value)) value.forEach((sub, i) => walk(sub, `${here}[${i}]`));

@@ -27,7 +27,6 @@ let compiled: ValidateFunction<ClusterServiceVersion> | undefined;
 /** The CSV checker, made now if it was not yet. */
 export const compileCSVChecker = () =>
   (compiled ??= compileChecker<ClusterServiceVersion>(clusterServiceVersionCrd.schema));
-const checker = compileCSVChecker;
 
 export interface CSVCheck {
   /** What OLM's typed decoding would refuse: the CSV cannot be read. */
@@ -58,7 +57,7 @@ export function checkClusterServiceVersion(
   file: string,
   object: string,
 ): CSVCheck {
-  const checkCSV = checker();
+  const checkCSV = compileCSVChecker();
   if (checkCSV(csv)) return { errors: [], warnings: [] };
   const errors: Problem[] = [];
   const warnings: Problem[] = [];

@@ -138,6 +138,5 @@ export function toYaml(value: unknown, opts: { sortKeys?: boolean } = {}): strin
   });
 }
 
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+/** Kept under this name for the many readers of decoded documents (see util/record.ts). */
+export { isRecord as isObject } from '../util/record.js';

@@ -20,6 +20,7 @@
  */
 import { type FileHandle, open } from 'node:fs/promises';
 import type { BundleDoc } from '../apis/fbc.js';
+import { isRecord } from '../util/record.js';
 
 /**
  * A bundle object's text kept in a catalog file: `length` bytes at `offset` of `file`, which had
@@ -402,8 +403,4 @@ export function restorePayloads(
     };
     for (let i = 0; i < docs.length; i++) docs[i] = walk(docs[i]);
   }
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

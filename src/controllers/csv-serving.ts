@@ -394,9 +394,8 @@ export async function reportUnavailableAPIServices(
 export function servingCertificateStatus(
   state: ServingState,
 ): Pick<ClusterServiceVersionStatus, 'certsLastUpdated' | 'certsRotateAt'> | undefined {
-  const verdicts = [...state.verdicts.values()];
-  if (verdicts.length === 0 || !verdicts.every((v) => v.fresh)) return undefined;
-  const fresh = verdicts.flatMap((v) => (v.fresh ? [v] : []));
+  const fresh = [...state.verdicts.values()].flatMap((v) => (v.fresh ? [v] : []));
+  if (fresh.length === 0 || fresh.length < state.verdicts.size) return undefined;
   return {
     certsLastUpdated: formatTime(Math.max(...fresh.map((v) => v.issuedAt))),
     certsRotateAt: formatTime(Math.min(...fresh.map((v) => v.rotateAt))),

@@ -32,6 +32,7 @@ import {
 import { isBase64Alphabet } from '../util/base64.js';
 import { parseYamlStream } from '../bundle/yaml.js';
 import { isStoredPayload, withPayloads } from '../catalog/payloads.js';
+import { isRecord } from '../util/record.js';
 
 /** One object of a bundle other than its CSV. */
 export interface BundleObject {
@@ -455,10 +456,6 @@ export function bundleLabel(bundleName: string): string {
 
 export function objectLabel(bundleName: string, kind: string, name: string): string {
   return `bundle ${bundleName}, ${kind}/${name}`;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 function isStringMap(v: unknown): v is Record<string, string> {

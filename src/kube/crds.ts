@@ -8,6 +8,7 @@ import type { KubeClient } from './client.js';
 import { type Clock, sleep, systemClock } from './clock.js';
 import { isNotFound } from './errors.js';
 import { Builtin } from './resources.js';
+import { isRecord } from '../util/record.js';
 
 interface CrdCondition {
   type: string;
@@ -19,9 +20,6 @@ interface CrdCondition {
 interface CrdStatus {
   status?: { conditions?: CrdCondition[] };
 }
-
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * The conditions of whatever the API server answered for a CRD (an apply's response), checked

@@ -5,6 +5,7 @@
  * them into one shape so callers can ask "was it NotFound?" without parsing anything.
  */
 import { ApiException } from '@kubernetes/client-node';
+import { isRecord } from '../util/record.js';
 
 /** The `reason` values of metav1.Status that Bosun reacts to. */
 export const StatusReason = {
@@ -60,10 +61,6 @@ const reasonByCode: Record<number, StatusReason> = {
   503: StatusReason.ServiceUnavailable,
   504: StatusReason.Timeout,
 };
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /**
  * Reads a metav1.Status (from an error body or a watch ERROR event). Returns undefined for

@@ -13,6 +13,7 @@
  */
 import { type CelProgram, compileCel } from './cel.js';
 import { parseRange, type Range } from './version.js';
+import { isRecord } from '../util/record.js';
 
 export interface GVK {
   group: string;
@@ -56,9 +57,6 @@ const FIELDS = {
   cel: ['rule'],
   compound: ['constraints'],
 } as const;
-
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** An `olm.gvk` value (also the `gvk` of a constraint): group, and non-empty version and kind. */
 export function parseGVK(v: unknown): GVK | undefined {

@@ -44,14 +44,16 @@ const ajv = new Ajv(options);
  */
 const compiledDir = fileURLToPath(new URL('./compiled/', import.meta.url));
 const requireHere = createRequire(import.meta.url);
-const ajvVersion = (
-  JSON.parse(readFileSync(requireHere.resolve('ajv/package.json'), 'utf8')) as { version: string }
-).version;
+// Read when a checker is first made, not when this module loads.
+let ajvVersion: string | undefined;
 
 /** What this process compiled itself, by digest: what `writeCompiled` writes. */
 const compiledHere = new Map<string, ValidateFunction>();
 
 function digest(json: object): string {
+  ajvVersion ??= (
+    JSON.parse(readFileSync(requireHere.resolve('ajv/package.json'), 'utf8')) as { version: string }
+  ).version;
   return createHash('sha256')
     .update(JSON.stringify([ajvVersion, options, json]))
     .digest('hex')
@@ -68,12 +70,10 @@ function compile<T>(json: object): ValidateFunction<T> {
 }
 
 /**
- * Writes the code of every checker this process compiled to `dir` (by default where `compile`
- * looks for it), one CommonJS module each; returns each file with the checker it holds.
+ * Writes the code of every checker this process compiled to `dir`, one CommonJS module each;
+ * returns each file with the checker it holds.
  */
-export async function writeCompiled(
-  dir: string = compiledDir,
-): Promise<{ file: string; checker: ValidateFunction }[]> {
+export async function writeCompiled(dir: string): Promise<{ file: string; checker: ValidateFunction }[]> {
   await mkdir(dir, { recursive: true });
   const written: { file: string; checker: ValidateFunction }[] = [];
   for (const [key, checker] of compiledHere) {
