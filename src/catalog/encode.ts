@@ -6,7 +6,9 @@
  */
 import type { DeclarativeConfig } from '../apis/fbc.js';
 import { toYaml } from '../bundle/yaml.js';
+import { isGoBase64 } from '../bundle/manifest.js';
 import { isBase64Alphabet } from '../util/base64.js';
+import { isRecord } from '../util/record.js';
 import { isStoredPayload, withPayloadsAll } from './payloads.js';
 
 export const CatalogFormat = {
@@ -67,8 +69,21 @@ export function documentsByPackage(cfg: DeclarativeConfig): Map<string, Doc[]> {
  */
 export function encodeDocuments(docs: Doc[], format: CatalogFormat): string {
   for (const d of docs) assertNoStoredPayloads(d);
-  if (format === CatalogFormat.YAML) return docs.map((d) => `---\n${yamlWithPayloads(d)}`).join('');
-  return docs.map((d) => `${JSON.stringify(orderTopLevel(d), null, 4)}\n`).join('');
+  const written = docs.map(withGoIcon);
+  if (format === CatalogFormat.YAML) return written.map((d) => `---\n${yamlWithPayloads(d)}`).join('');
+  return written.map((d) => `${JSON.stringify(orderTopLevel(d), null, 4)}\n`).join('');
+}
+
+/**
+ * A package icon's data is bytes to opm: it decodes the base64 and writes it again, without the
+ * line breaks many CSVs wrap it with. Written the same way here, so a rewritten catalog is opm's.
+ */
+function withGoIcon(doc: Doc): Doc {
+  const icon = doc.schema === 'olm.package' && isRecord(doc.icon) ? doc.icon : undefined;
+  const data = icon?.base64data;
+  if (typeof data !== 'string' || !isGoBase64(data)) return doc;
+  const canonical = Buffer.from(data, 'base64').toString('base64');
+  return canonical === data ? doc : { ...doc, icon: { ...icon, base64data: canonical } };
 }
 
 /** Base64 that YAML would read as a number must not be handled as plain text. */

@@ -3,20 +3,24 @@
  * upgrade edges, and check the catalog still validates.
  *
  * Channels, in order of precedence: the ones asked for (`--channel`), the bundle's
- * `channels.v1` annotation, or with `semver` the semver template's minor channel for its version
- * (`stable-v1.2`; the archetype is selectable).
+ * `channels.v1` annotation, or with `semver` the semver template's channels for its version in
+ * the chosen archetype (`stable-v1.2`, and `stable-v1` too when the package already has major
+ * channels; major only when it has only those).
  *
- * Edges: when the CSV declares any (`spec.replaces`, `spec.skips`, `olm.skipRange`), exactly those,
- * as OLM reads them from the bundle. Otherwise (and always with `semver`) the semver template's
- * rule for the newest entry of a channel: it replaces the highest entry of an earlier Y-stream
- * and skips that entry and every entry of its own Y-stream. That rule only appends: a version
- * below a channel's newest is refused unless its CSV says where it goes.
+ * Edges, with `semver`: the channels of the archetype and major are linked again as opm's semver
+ * template links them (olm/semver-edges.ts), so the package reads as if the template had
+ * rendered it with every bundle published so far, in any order. Otherwise, when the CSV declares
+ * edges (`spec.replaces`, `spec.skips`, `olm.skipRange`), exactly those, as OLM reads them from
+ * the bundle; else the new entry replaces the newest entry of an earlier Y-stream and skips the
+ * entries of its own. That rule only appends: a version below a channel's newest is refused
+ * unless its CSV says where it goes.
  *
  * A version already in the package is refused unless `replace` is set; then the old bundle and
- * its channel entries are removed first. The default channel: the one asked for; else for a new
- * package the annotation's (with `semver`, the template's high-water channel), or the first
- * channel; later it follows the same source only when the bundle is the package's newest version. The package's icon and description follow its
- * newest bundle.
+ * its channel entries are removed first. The default channel: the one asked for; else with
+ * `semver` the template's high-water channel; else for a new package the annotation's, or the
+ * first channel; later it follows the annotation only when the bundle is the package's newest
+ * version. The package's icon and description follow its newest bundle, or with `semver` the
+ * default channel's head, as the template takes them.
  */
 import type { KubeManifest } from '../apis/bundle.js';
 import {
@@ -30,11 +34,11 @@ import {
 } from '../apis/fbc.js';
 import { csvIcon, str } from '../bundle/manifest.js';
 import { csvEdges, hasEdges } from '../olm/csv-edges.js';
-import { semverChannelEdges } from '../olm/semver-edges.js';
+import { newestEntryEdges, semverTemplateEdges } from '../olm/semver-edges.js';
 import { isObject } from '../bundle/yaml.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { originOf, setOrigin } from './origin.js';
-import { Archetype, Archetypes } from './semver-template.js';
+import { Archetype, Archetypes, templatePackageInfo } from './semver-template.js';
 import { objectName, validateCatalog } from './validate.js';
 import { compareVersions, parseVersion, type Version, versionCore } from '../olm/version.js';
 
@@ -135,8 +139,9 @@ export function publishBundle(
     out.channels = out.channels.filter((c) => c.package !== pkg || c.entries.length > 0);
   }
 
+  const archetype = opts.archetype ?? Archetype.Stable;
   const channelNames = opts.semver
-    ? [`${opts.archetype ?? Archetype.Stable}-v${parsed.major}.${parsed.minor}`]
+    ? templateKinds(out, pkg).map((minor) => templateChannel(archetype, parsed, minor))
     : opts.channels?.length
       ? opts.channels
       : input.annotationChannels;
@@ -159,8 +164,9 @@ export function publishBundle(
       ch = { schema: Schema.Channel, package: pkg, name, entries: [] };
       out.channels.push(ch);
     }
-    const useDeclared = declared && !opts.semver;
-    const entry = useDeclared ? declared : semverEntry(doc.name, parsed, ch, out.bundles, problems);
+    const entry = opts.semver
+      ? { name: doc.name } // linked below, with the rest of its archetype's major
+      : (declared ?? appendedEntry(doc.name, parsed, ch, out.bundles, problems));
     if (!entry) continue;
     const slot = slots.get(name);
     ch.entries =
@@ -172,6 +178,13 @@ export function publishBundle(
   if (problems.length) return fail(problems);
 
   out.bundles.push(doc);
+  if (opts.semver) {
+    relinkTemplateChannels(out, pkg, archetype, parsed.major);
+    for (const p of placed) {
+      const ch = out.channels.find((c) => c.package === pkg && c.name === p.name);
+      p.entry = ch?.entries.find((e) => e.name === doc.name) ?? p.entry;
+    }
+  }
   const newest = out.bundles
     .filter((b) => b.package === pkg)
     .every((b) => b === doc || compareVersions(versionOf(b) ?? '0.0.0', parsed) < 0);
@@ -184,11 +197,22 @@ export function publishBundle(
   }
   const fromBundle = opts.semver ? highWaterChannel(out, pkg) : input.annotationDefaultChannel;
   const wanted =
-    opts.defaultChannel ?? (packageCreated || newest || !pkgDoc.defaultChannel ? fromBundle : undefined);
+    opts.defaultChannel ??
+    (opts.semver || packageCreated || newest || !pkgDoc.defaultChannel ? fromBundle : undefined);
   if (wanted) pkgDoc.defaultChannel = wanted;
   else if (!pkgDoc.defaultChannel) pkgDoc.defaultChannel = placed[0]?.name ?? channelNames[0]!;
   const infoWarnings: Problem[] = [];
-  if (newest) refreshPackageInfo(pkgDoc, input.csv, infoWarnings);
+  if (opts.semver) {
+    const head = out.channels
+      .find((c) => c.package === pkg && c.name === pkgDoc.defaultChannel)
+      ?.entries.at(-1)?.name;
+    // Only a new head changes them: a default channel moves only to a channel the bundle opens.
+    if (head === doc.name) {
+      delete pkgDoc.description;
+      delete pkgDoc.icon;
+      Object.assign(pkgDoc, templatePackageInfo(input.csv));
+    }
+  } else if (newest) refreshPackageInfo(pkgDoc, input.csv, infoWarnings);
 
   // The whole catalog must stay valid: a write never leaves it broken, whichever package is.
   const v = validateCatalog(out);
@@ -219,21 +243,15 @@ function declaredEdges(name: string, csv: KubeManifest): ChannelEntry | undefine
   return hasEdges(e) ? e : undefined;
 }
 
-/** The semver rule's entry for a new newest version of `ch` (see the module comment). */
-function semverEntry(
+/** The entry of a new newest version of `ch` whose CSV declares no edges (see the module comment). */
+function appendedEntry(
   name: string,
   v: Version,
   ch: ChannelDoc,
   bundles: BundleDoc[],
   problems: Problem[],
 ): ChannelEntry | undefined {
-  const versions = new Map(
-    bundles.filter((b) => b.package === ch.package).map((b) => [b.name, parseVersion(versionOf(b) ?? '')]),
-  );
-  const members = ch.entries
-    .map((e) => ({ name: e.name, version: versions.get(e.name) }))
-    .filter((m): m is { name: string; version: Version } => m.version !== undefined)
-    .sort((a, b) => compareVersions(a.version, b.version));
+  const members = versionedEntries(ch, bundles);
   const newest = members.at(-1);
   if (newest && compareVersions(newest.version, v) >= 0) {
     problems.push({
@@ -242,8 +260,64 @@ function semverEntry(
     });
     return undefined;
   }
-  // The rule the semver template renders channels with, applied to the channel plus the new version.
-  return semverChannelEdges([...members, { name, version: v }]).at(-1);
+  return { name, ...newestEntryEdges(members, { name, version: v }) };
+}
+
+/** The channel's entries whose bundles have versions, lowest first. */
+function versionedEntries(ch: ChannelDoc, bundles: BundleDoc[]): { name: string; version: Version }[] {
+  const versions = packageVersions(bundles, ch.package);
+  return ch.entries
+    .map((e) => ({ name: e.name, version: versions.get(e.name) }))
+    .filter((m): m is { name: string; version: Version } => m.version !== undefined)
+    .sort((a, b) => compareVersions(a.version, b.version));
+}
+
+function packageVersions(bundles: BundleDoc[], pkg: string): Map<string, Version | undefined> {
+  return new Map(
+    bundles.filter((b) => b.package === pkg).map((b) => [b.name, parseVersion(versionOf(b) ?? '')]),
+  );
+}
+
+const TEMPLATE_CHANNEL = /^(candidate|fast|stable)-v(\d+)(\.\d+)?$/;
+
+/**
+ * Which kinds of template channel the package uses (true: minor, false: major), as the
+ * template's generate flags would have made them; minor alone for a package that has none.
+ */
+function templateKinds(cfg: DeclarativeConfig, pkg: string): boolean[] {
+  const kinds = new Set<boolean>();
+  for (const c of cfg.channels) {
+    const m = c.package === pkg ? TEMPLATE_CHANNEL.exec(c.name) : null;
+    if (m) kinds.add(m[3] !== undefined);
+  }
+  return kinds.size === 0 ? [true] : [...kinds].sort().reverse();
+}
+
+function templateChannel(archetype: Archetype, v: Version, minor: boolean): string {
+  return minor ? `${archetype}-v${v.major}.${v.minor}` : `${archetype}-v${v.major}`;
+}
+
+/**
+ * Links the package's template channels of `archetype` and `major` as opm's semver template
+ * does: entries in version order, edges from all of the archetype's bundles of that major.
+ */
+function relinkTemplateChannels(
+  cfg: DeclarativeConfig,
+  pkg: string,
+  archetype: Archetype,
+  major: Version['major'],
+): void {
+  const channels = cfg.channels.filter((c) => {
+    const m = c.package === pkg ? TEMPLATE_CHANNEL.exec(c.name) : null;
+    return m !== null && m[1] === archetype && m[2] === String(major);
+  });
+  const members = new Map(channels.flatMap((c) => versionedEntries(c, cfg.bundles)).map((m) => [m.name, m]));
+  const edges = semverTemplateEdges([...members.values()]);
+  for (const c of channels) {
+    const unversioned = c.entries.filter((e) => !members.has(e.name));
+    const linked = versionedEntries(c, cfg.bundles).map((m) => ({ name: m.name, ...edges.get(m.name) }));
+    c.entries = [...unversioned, ...linked];
+  }
 }
 
 /**

@@ -1,30 +1,31 @@
 /**
- * The semver template (`schema: olm.semver`), generating channels the way
+ * The semver template (`schema: olm.semver`), generating channels exactly as opm v1.73's
  * `opm alpha render-template semver` does:
  *
  * - Bundles are listed under three channel archetypes, `candidate` < `fast` < `stable` in
  *   stability. Each archetype becomes channels per major version (`stable-v1`) and/or per minor
  *   version (`stable-v1.2`); minor channels only when neither is asked for.
- * - In a channel, entries are sorted by version and grouped by Y-stream (major.minor). The last
- *   entry of each group (its "Z max") skips every earlier entry of its group and, when there is an
- *   earlier group in the same channel, replaces that group's Z max and skips it too. So minor
- *   channels never have replaces; major channels step from Y-stream to Y-stream.
+ * - Edges come from `semverTemplateEdges` (olm/semver-edges.ts), per archetype: each Y-stream's
+ *   newest entry replaces the previous Y-stream's newest and skips every other earlier entry of
+ *   its major, in major and minor channels alike.
  * - The default channel is the "high-water" one: the most stable archetype that has bundles; in
  *   it, the channel whose first (lowest) bundle has the highest version; on a tie, the channel
  *   kind named by `defaultChannelTypePreference` (default: minor when minor channels are
  *   generated, else major).
- * - `avoidSkipPatch` (an option of earlier opm releases, kept for templates that set it) links
- *   every entry to the one before it with `replaces` and uses no skips.
+ * - The package's description and icon are those of the default channel's head bundle's CSV.
  * - Versions that differ only in build metadata cannot be ordered and are refused, as are bundles
- *   of different packages and unknown template fields. Keys match case-insensitively, as Go's
- *   JSON decoding does (opm's own examples write `GenerateMajorChannels`, `Stable`, `Image`).
+ *   of different packages and unknown template fields (so is `avoidSkipPatch`, which opm dropped).
+ *   Keys match case-insensitively, as Go's JSON decoding does (opm's own examples write
+ *   `GenerateMajorChannels`, `Stable`, `Image`).
  *
  * Pure: the template and each bundle's name and version in, channels and default channel out.
  */
-import { type ChannelDoc, Schema } from '../apis/fbc.js';
+import type { KubeManifest } from '../apis/bundle.js';
+import { type ChannelDoc, type PackageDoc, Schema } from '../apis/fbc.js';
+import { isGoBase64 } from '../bundle/manifest.js';
 import { isObject } from '../bundle/yaml.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
-import { semverChannelEdges } from '../olm/semver-edges.js';
+import { semverTemplateEdges } from '../olm/semver-edges.js';
 import { compareVersions, parseVersion, type Version, versionCore } from '../olm/version.js';
 
 export const Archetype = {
@@ -46,7 +47,6 @@ export interface SemverTemplateSpec {
   generateMajorChannels: boolean;
   generateMinorChannels: boolean;
   defaultChannelTypePreference: StreamKind;
-  avoidSkipPatch: boolean;
   /** Bundle references (opm: images; Bosun: also bundle directories and archives) per archetype. */
   bundles: Record<Archetype, string[]>;
 }
@@ -56,7 +56,6 @@ const TOP_KEYS = [
   'generateMajorChannels',
   'generateMinorChannels',
   'defaultChannelTypePreference',
-  'avoidSkipPatch',
   ...Archetypes,
 ];
 
@@ -77,7 +76,6 @@ export function parseSemverTemplate(doc: unknown, file: string): Result<SemverTe
   };
   const generateMajorChannels = flag('generateMajorChannels');
   let generateMinorChannels = flag('generateMinorChannels');
-  const avoidSkipPatch = flag('avoidSkipPatch');
   if (!generateMajorChannels && !generateMinorChannels) generateMinorChannels = true;
   let pref = top.defaultChannelTypePreference;
   if (pref === undefined || pref === null || pref === '')
@@ -117,7 +115,6 @@ export function parseSemverTemplate(doc: unknown, file: string): Result<SemverTe
     generateMajorChannels,
     generateMinorChannels,
     defaultChannelTypePreference: pref as StreamKind,
-    avoidSkipPatch,
     bundles,
   });
 }
@@ -144,12 +141,45 @@ export interface TemplateBundle {
   package: string;
   name: string;
   version: string;
+  /** Its CSV, for the package's description and icon when it heads the default channel. */
+  csv?: KubeManifest;
 }
 
 export interface SemverResult {
-  package: string;
-  defaultChannel: string;
+  package: PackageDoc & { defaultChannel: string };
   channels: ChannelDoc[];
+}
+
+/**
+ * The package's description and icon as opm's template takes them from the CSV of the default
+ * channel's head: `spec.description` when it is a non-empty string; the first of `spec.icon`
+ * when the whole list decodes (base64 as Go reads it), its data re-encoded as Go writes it.
+ */
+export function templatePackageInfo(csv: KubeManifest): Pick<PackageDoc, 'description' | 'icon'> {
+  const spec = isObject(csv.spec) ? csv.spec : {};
+  const out: Pick<PackageDoc, 'description' | 'icon'> = {};
+  if (typeof spec.description === 'string' && spec.description !== '') out.description = spec.description;
+  const icons = spec.icon;
+  if (Array.isArray(icons) && icons.length > 0 && icons.every(decodesAsGoIcon)) {
+    const first = (icons[0] ?? {}) as { base64data?: string | null; mediatype?: string | null };
+    const data = first.base64data ? Buffer.from(first.base64data, 'base64').toString('base64') : '';
+    // A first icon without data is left out: opm would write `base64data: null`.
+    if (data) out.icon = { base64data: data, mediatype: first.mediatype ?? '' };
+  }
+  return out;
+}
+
+/** Whether Go's JSON decoding of a registry Icon accepts `v` (null decodes to an empty icon). */
+function decodesAsGoIcon(v: unknown): boolean {
+  if (v === null) return true;
+  if (!isObject(v)) return false;
+  const { base64data, mediatype } = v;
+  const okData =
+    base64data === undefined ||
+    base64data === null ||
+    (typeof base64data === 'string' && isGoBase64(base64data));
+  const okType = mediatype === undefined || mediatype === null || typeof mediatype === 'string';
+  return okData && okType;
 }
 
 interface Member {
@@ -210,14 +240,11 @@ export function generateSemverChannels(
   if (pkg === undefined)
     return fail([{ ...(file ? { file } : {}), message: 'the template lists no bundles' }]);
 
-  const unlinked = new Map<string, { archetype: Archetype; kind: StreamKind; members: Member[] }>();
-  let hw: { archetype: number; kind: StreamKind | undefined; version: Version | undefined; name: string } = {
-    archetype: 0,
-    kind: undefined,
-    version: undefined,
-    name: '',
-  };
+  const channels = new Map<string, ChannelDoc>();
+  // opm's marker starts at the least stable archetype and version 0.0.0, with no kind.
+  let hw: HighWater = { archetype: 0, kind: undefined, version: parseVersion('0.0.0')!, name: '' };
   Archetypes.forEach((a, rank) => {
+    const edges = semverTemplateEdges(members[a]);
     const sorted = [...members[a]].sort((x, y) => compareVersions(x.version, y.version));
     for (const m of sorted) {
       const kinds: [StreamKind, string][] = [];
@@ -225,36 +252,42 @@ export function generateSemverChannels(
       if (spec.generateMinorChannels)
         kinds.push([StreamKind.Minor, `${a}-v${m.version.major}.${m.version.minor}`]);
       for (const [kind, name] of kinds) {
-        let ch = unlinked.get(name);
+        let ch = channels.get(name);
         if (!ch) {
-          ch = { archetype: a, kind, members: [] };
-          unlinked.set(name, ch);
+          ch = { schema: Schema.Channel, package: pkg, name, entries: [] };
+          channels.set(name, ch);
           const candidate = { archetype: rank, kind, version: m.version, name };
           if (higherWater(candidate, hw, spec.defaultChannelTypePreference)) hw = candidate;
         }
-        ch.members.push(m);
+        ch.entries.push({ name: m.name, ...edges.get(m.name) });
       }
     }
   });
+  const sorted = [...channels.keys()].sort().map((name) => channels.get(name)!);
+  const head = channels.get(hw.name)?.entries.at(-1)?.name;
+  const csv = [...bundles.values()].find((b) => b.name === head)?.csv;
+  return ok({
+    package: {
+      schema: Schema.Package,
+      name: pkg,
+      defaultChannel: hw.name,
+      ...(csv ? templatePackageInfo(csv) : {}),
+    },
+    channels: sorted,
+  });
+}
 
-  const channels: ChannelDoc[] = [...unlinked.keys()].sort().map((name) => ({
-    schema: Schema.Channel,
-    package: pkg!,
-    name,
-    entries: semverChannelEdges(unlinked.get(name)!.members, spec.avoidSkipPatch),
-  }));
-  return ok({ package: pkg, defaultChannel: hw.name, channels });
+interface HighWater {
+  archetype: number;
+  kind: StreamKind | undefined;
+  version: Version;
+  name: string;
 }
 
 /** opm's order of preference: more stable archetype, then higher version, then the preferred kind, then minor over major. */
-function higherWater(
-  a: { archetype: number; kind: StreamKind | undefined; version: Version | undefined },
-  b: { archetype: number; kind: StreamKind | undefined; version: Version | undefined },
-  pref: StreamKind,
-): boolean {
+function higherWater(a: Omit<HighWater, 'name'>, b: Omit<HighWater, 'name'>, pref: StreamKind): boolean {
   if (a.archetype !== b.archetype) return a.archetype > b.archetype;
-  const cmp =
-    a.version && b.version ? compareVersions(a.version, b.version) : a.version ? 1 : b.version ? -1 : 0;
+  const cmp = compareVersions(a.version, b.version);
   if (cmp !== 0) return cmp > 0;
   if (a.kind !== b.kind) {
     if (a.kind === pref) return true;

@@ -1,7 +1,15 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { KubeManifest } from '../../../src/apis/bundle.js';
 import { type DeclarativeConfig, emptyConfig } from '../../../src/apis/fbc.js';
 import { type PublishInput, type PublishOptions, publishBundle } from '../../../src/catalog/publish.js';
+import {
+  Archetypes,
+  generateSemverChannels,
+  type SemverTemplateSpec,
+  type TemplateBundle,
+} from '../../../src/catalog/semver-template.js';
+import { runs } from '../../support/properties.js';
 import { bundleDoc, n } from './docs.js';
 
 /** A CSV with the given edges, as publish sees it. */
@@ -83,17 +91,13 @@ describe('publishBundle', () => {
     ]);
   });
 
-  it('computes semver edges when the CSV declares none: skip the own Y-stream, replace the previous one', () => {
+  it('computes edges when the CSV declares none: skip the own Y-stream, replace the previous one', () => {
     const { channels } = publishAll([[input('0.1.0')], [input('0.1.1')], [input('0.2.0')], [input('0.2.1')]]);
     expect(channels.stable).toEqual([
       { name: n('kite', '0.1.0') },
       { name: n('kite', '0.1.1'), skips: [n('kite', '0.1.0')] },
-      { name: n('kite', '0.2.0'), replaces: n('kite', '0.1.1'), skips: [n('kite', '0.1.1')] },
-      {
-        name: n('kite', '0.2.1'),
-        replaces: n('kite', '0.1.1'),
-        skips: [n('kite', '0.1.1'), n('kite', '0.2.0')],
-      },
+      { name: n('kite', '0.2.0'), replaces: n('kite', '0.1.1') },
+      { name: n('kite', '0.2.1'), replaces: n('kite', '0.1.1'), skips: [n('kite', '0.2.0')] },
     ]);
   });
 
@@ -105,6 +109,26 @@ describe('publishBundle', () => {
     ]);
     expect(Object.keys(channels).sort()).toEqual(['candidate-v1.2', 'stable-v1.2', 'stable-v1.3']);
     expect(cfg.packages[0]!.defaultChannel).toBe('stable-v1.3');
+    // The template's edges: 1.3.0 heads the next minor channel and replaces 1.2.0's.
+    expect(channels['stable-v1.3']).toEqual([{ name: n('kite', '1.3.0'), replaces: n('kite', '1.2.0') }]);
+  });
+
+  it('with --semver also grows the major channels a package already has', () => {
+    const major = emptyConfig();
+    major.packages.push({ schema: 'olm.package', name: 'kite', defaultChannel: 'stable-v1' });
+    major.channels.push({ schema: 'olm.channel', package: 'kite', name: 'stable-v1', entries: [] });
+    const { channels } = publishAll(
+      [
+        [input('1.0.0'), { semver: true }],
+        [input('1.1.0'), { semver: true }],
+      ],
+      major,
+    );
+    expect(channels['stable-v1']).toEqual([
+      { name: n('kite', '1.0.0') },
+      { name: n('kite', '1.1.0'), replaces: n('kite', '1.0.0') },
+    ]);
+    expect(channels['stable-v1.1']).toBeUndefined();
   });
 
   it('with --channel ignores the annotations', () => {
@@ -193,5 +217,41 @@ describe('publishBundle', () => {
     const before = JSON.stringify(cfg);
     publishBundle(cfg, input('1.1.0'));
     expect(JSON.stringify(cfg)).toBe(before);
+  });
+});
+
+describe('publishBundle --semver is the semver template, one bundle at a time', () => {
+  const version = fc
+    .tuple(fc.integer({ min: 0, max: 2 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 3 }))
+    .map(([a, b, c]) => `${a}.${b}.${c}`);
+  const placed = fc.uniqueArray(fc.tuple(version, fc.constantFrom(...Archetypes)), {
+    minLength: 1,
+    maxLength: 12,
+    selector: ([v]) => v,
+  });
+
+  it('in any order, gives the channels, default channel, description and icon the template renders', () => {
+    fc.assert(
+      fc.property(placed, (bundles) => {
+        const { cfg } = publishAll(bundles.map(([v, archetype]) => [input(v), { semver: true, archetype }]));
+        const spec: SemverTemplateSpec = {
+          generateMajorChannels: false,
+          generateMinorChannels: true,
+          defaultChannelTypePreference: 'minor',
+          bundles: { candidate: [], fast: [], stable: [] },
+        };
+        const rendered = new Map<string, TemplateBundle>();
+        for (const [v, a] of bundles) {
+          spec.bundles[a].push(v);
+          rendered.set(v, { ref: v, package: 'kite', name: n('kite', v), version: v, csv: csv(v) });
+        }
+        const template = generateSemverChannels(spec, rendered);
+        if (!template.ok) throw new Error(JSON.stringify(template.errors));
+        expect(cfg.packages).toEqual([template.value.package]);
+        const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
+        expect([...cfg.channels].sort(byName)).toEqual(template.value.channels);
+      }),
+      runs(200),
+    );
   });
 });

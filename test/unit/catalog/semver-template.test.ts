@@ -20,7 +20,6 @@ function run(bundles: Partial<Record<Archetype, string[]>>, flags: Partial<Semve
     generateMajorChannels: false,
     generateMinorChannels: true,
     defaultChannelTypePreference: 'minor',
-    avoidSkipPatch: false,
     bundles: { candidate: [], fast: [], stable: [], ...bundles },
     ...flags,
   };
@@ -30,7 +29,7 @@ function run(bundles: Partial<Record<Archetype, string[]>>, flags: Partial<Semve
   const r = generateSemverChannels(spec, rendered);
   if (!r.ok) throw new Error(JSON.stringify(r.errors));
   return {
-    defaultChannel: r.value.defaultChannel,
+    defaultChannel: r.value.package.defaultChannel,
     channels: Object.fromEntries(r.value.channels.map((c) => [c.name, c.entries])),
   };
 }
@@ -62,30 +61,36 @@ const walkthrough = {
 };
 
 describe('semver template: the walkthrough, restated', () => {
-  it('minor channels: each Y-stream its own channel, its newest entry skipping the rest', () => {
+  // Each Y-stream's newest replaces the previous Y-stream's newest and skips every other earlier
+  // entry of its major; the edges are the archetype's, whichever channel an entry is in.
+  const skips0 = ['0.1.0', '0.1.1', '0.1.2'];
+  const candidate = {
+    '0.1.3': e('0.1.3', undefined, skips0),
+    '0.2.2': e('0.2.2', '0.1.3', [...skips0, '0.2.0', '0.2.1']),
+    '0.3.0': e('0.3.0', '0.2.2', [...skips0, '0.1.3', '0.2.0', '0.2.1']),
+    '1.0.1': e('1.0.1', undefined, ['1.0.0']),
+    '1.1.0': e('1.1.0', '1.0.1', ['1.0.0']),
+  };
+
+  it('minor channels: a Y-stream per channel, its head linked to the previous Y-stream’s head', () => {
     expect(run(walkthrough)).toEqual({
       defaultChannel: 'stable-v1.0',
       channels: {
-        'candidate-v0.1': [
-          e('0.1.0'),
-          e('0.1.1'),
-          e('0.1.2'),
-          e('0.1.3', undefined, ['0.1.0', '0.1.1', '0.1.2']),
-        ],
-        'candidate-v0.2': [e('0.2.0'), e('0.2.1'), e('0.2.2', undefined, ['0.2.0', '0.2.1'])],
-        'candidate-v0.3': [e('0.3.0')],
-        'candidate-v1.0': [e('1.0.0'), e('1.0.1', undefined, ['1.0.0'])],
-        'candidate-v1.1': [e('1.1.0')],
+        'candidate-v0.1': [e('0.1.0'), e('0.1.1'), e('0.1.2'), candidate['0.1.3']],
+        'candidate-v0.2': [e('0.2.0'), e('0.2.1'), candidate['0.2.2']],
+        'candidate-v0.3': [candidate['0.3.0']],
+        'candidate-v1.0': [e('1.0.0'), candidate['1.0.1']],
+        'candidate-v1.1': [candidate['1.1.0']],
         'fast-v0.2': [e('0.2.1'), e('0.2.2', undefined, ['0.2.1'])],
-        'fast-v0.3': [e('0.3.0')],
+        'fast-v0.3': [e('0.3.0', '0.2.2', ['0.2.1'])],
         'fast-v1.0': [e('1.0.1')],
-        'fast-v1.1': [e('1.1.0')],
+        'fast-v1.1': [e('1.1.0', '1.0.1')],
         'stable-v1.0': [e('1.0.1')],
       },
     });
   });
 
-  it('major channels: Y-stream heads replace and skip the previous Y-stream head, never across majors', () => {
+  it('major channels: the same edges, never across majors', () => {
     expect(
       run(walkthrough, {
         generateMajorChannels: true,
@@ -99,18 +104,39 @@ describe('semver template: the walkthrough, restated', () => {
           e('0.1.0'),
           e('0.1.1'),
           e('0.1.2'),
-          e('0.1.3', undefined, ['0.1.0', '0.1.1', '0.1.2']),
+          candidate['0.1.3'],
           e('0.2.0'),
           e('0.2.1'),
-          e('0.2.2', '0.1.3', ['0.1.3', '0.2.0', '0.2.1']),
-          e('0.3.0', '0.2.2', ['0.2.2']),
+          candidate['0.2.2'],
+          candidate['0.3.0'],
         ],
-        'candidate-v1': [e('1.0.0'), e('1.0.1', undefined, ['1.0.0']), e('1.1.0', '1.0.1', ['1.0.1'])],
-        'fast-v0': [e('0.2.1'), e('0.2.2', undefined, ['0.2.1']), e('0.3.0', '0.2.2', ['0.2.2'])],
-        'fast-v1': [e('1.0.1'), e('1.1.0', '1.0.1', ['1.0.1'])],
+        'candidate-v1': [e('1.0.0'), candidate['1.0.1'], candidate['1.1.0']],
+        'fast-v0': [e('0.2.1'), e('0.2.2', undefined, ['0.2.1']), e('0.3.0', '0.2.2', ['0.2.1'])],
+        'fast-v1': [e('1.0.1'), e('1.1.0', '1.0.1')],
         'stable-v1': [e('1.0.1')],
       },
     });
+  });
+
+  it('the issue’s template: a subscriber at 0.1.0 on candidate-v0 moves to 0.2.1', () => {
+    const r = run(
+      {
+        candidate: ['0.1.0', '0.1.1', '0.2.0', '0.2.1'],
+        fast: ['0.1.1', '0.2.1'],
+        stable: ['0.1.1', '0.2.1'],
+      },
+      { generateMajorChannels: true, generateMinorChannels: true },
+    );
+    const head = e('0.2.1', '0.1.1', ['0.1.0', '0.2.0']);
+    expect(r.defaultChannel).toBe('stable-v0.2');
+    expect(r.channels['candidate-v0']).toEqual([
+      e('0.1.0'),
+      e('0.1.1', undefined, ['0.1.0']),
+      e('0.2.0'),
+      head,
+    ]);
+    expect(r.channels['candidate-v0.2']).toEqual([e('0.2.0'), head]);
+    expect(r.channels['stable-v0.2']).toEqual([e('0.2.1', '0.1.1')]);
   });
 
   it.each([
@@ -154,19 +180,19 @@ describe('semver template: edges and the default channel', () => {
     expect(r.defaultChannel).toBe('stable-v3');
     expect(r.channels['stable-v1']).toEqual([
       e('1.1.0'),
-      e('1.2.1', '1.1.0', ['1.1.0']),
+      e('1.2.1', '1.1.0'),
       e('1.3.1-alpha'),
       e('1.3.1-beta'),
-      e('1.3.1', '1.2.1', ['1.2.1', '1.3.1-alpha', '1.3.1-beta']),
+      e('1.3.1', '1.2.1', ['1.1.0', '1.3.1-alpha', '1.3.1-beta']),
       e('1.4.1-beta1'),
       e('1.4.1-beta2'),
-      e('1.4.1', '1.3.1', ['1.3.1', '1.4.1-beta1', '1.4.1-beta2']),
+      e('1.4.1', '1.3.1', ['1.1.0', '1.2.1', '1.3.1-alpha', '1.3.1-beta', '1.4.1-beta1', '1.4.1-beta2']),
     ]);
     expect(r.channels['stable-v2']).toEqual([
       e('2.1.0'),
       e('2.1.1', undefined, ['2.1.0']),
       e('2.3.1'),
-      e('2.3.2', '2.1.1', ['2.1.1', '2.3.1']),
+      e('2.3.2', '2.1.1', ['2.1.0', '2.3.1']),
     ]);
   });
 
@@ -188,26 +214,11 @@ describe('semver template: edges and the default channel', () => {
     );
   });
 
-  it('avoidSkipPatch (earlier opm releases) links every entry to the one before', () => {
-    const r = run(
-      { stable: ['1.1.0', '1.2.1', '1.3.1', '2.1.0', '2.1.1'] },
-      {
-        generateMajorChannels: true,
-        generateMinorChannels: false,
-        avoidSkipPatch: true,
-        defaultChannelTypePreference: 'major',
-      },
-    );
-    expect(r.channels['stable-v1']).toEqual([e('1.1.0'), e('1.2.1', '1.1.0'), e('1.3.1', '1.2.1')]);
-    expect(r.channels['stable-v2']).toEqual([e('2.1.0'), e('2.1.1', '2.1.0')]);
-  });
-
   it('refuses versions that differ only in build metadata', () => {
     const spec: SemverTemplateSpec = {
       generateMajorChannels: false,
       generateMinorChannels: true,
       defaultChannelTypePreference: 'minor',
-      avoidSkipPatch: false,
       bundles: { candidate: [], fast: [], stable: ['a', 'b'] },
     };
     const rendered = new Map([
@@ -231,7 +242,6 @@ describe('semver template: edges and the default channel', () => {
       generateMajorChannels: false,
       generateMinorChannels: true,
       defaultChannelTypePreference: 'minor',
-      avoidSkipPatch: false,
       bundles: { candidate: [], fast: [], stable: ['a', 'b'] },
     };
     const rendered = new Map([
@@ -254,7 +264,6 @@ describe('parseSemverTemplate', () => {
         generateMajorChannels: false,
         generateMinorChannels: true,
         defaultChannelTypePreference: 'minor',
-        avoidSkipPatch: false,
         bundles: { candidate: [], fast: [], stable: ['quay.example/kite:v1'] },
       },
     });
@@ -288,6 +297,11 @@ describe('parseSemverTemplate', () => {
       'stable.bundles[0].image',
     ],
     ['no bundles at all', { schema: 'olm.semver' }, undefined],
+    [
+      'avoidSkipPatch, which opm v1.73 no longer knows',
+      { schema: 'olm.semver', avoidSkipPatch: true, stable: { bundles: [{ image: 'x' }] } },
+      'avoidSkipPatch',
+    ],
   ])('reports %s', (_, doc, field) => {
     const r = parseSemverTemplate(doc, 't.yaml');
     expect(r.ok).toBe(false);
@@ -309,36 +323,31 @@ describe('semver template: properties', () => {
     .map(([a, b, c, pre]) => `${a}.${b}.${c}${pre ? `-${pre}` : ''}`);
   const versions = fc.uniqueArray(version, { minLength: 1, maxLength: 12 });
 
-  it('every generated channel is a valid upgrade graph whose head is its newest version', () => {
+  it('every channel is a valid graph whose newest version upgrades every other entry directly', () => {
     fc.assert(
-      fc.property(
-        versions,
-        versions,
-        fc.boolean(),
-        fc.boolean(),
-        fc.boolean(),
-        (stable, candidate, major, minor, avoid) => {
-          const spec = {
-            generateMajorChannels: major,
-            generateMinorChannels: minor || !major,
-            defaultChannelTypePreference: (minor || !major ? 'minor' : 'major') as 'minor' | 'major',
-            avoidSkipPatch: avoid,
-          };
-          const r = run({ stable, candidate }, spec);
-          const cfg = emptyConfig();
-          cfg.packages.push(pkgDoc('kite', r.defaultChannel));
-          for (const [name, entries] of Object.entries(r.channels))
-            cfg.channels.push({ schema: 'olm.channel', package: 'kite', name, entries });
-          for (const v of new Set([...stable, ...candidate])) cfg.bundles.push(bundleDoc('kite', v));
-          expect(validateCatalog(cfg).errors).toEqual([]);
-          expect(r.defaultChannel.startsWith('stable-')).toBe(true);
-          for (const entries of Object.values(r.channels)) {
-            const names = entries.map((x) => x.name);
-            const incoming = new Set(entries.flatMap((x) => [x.replaces, ...(x.skips ?? [])]));
-            expect(names.filter((x) => !incoming.has(x))).toEqual([names.at(-1)]);
-          }
-        },
-      ),
+      fc.property(versions, versions, fc.boolean(), fc.boolean(), (stable, candidate, major, minor) => {
+        const spec = {
+          generateMajorChannels: major,
+          generateMinorChannels: minor || !major,
+          defaultChannelTypePreference: (minor || !major ? 'minor' : 'major') as 'minor' | 'major',
+        };
+        const r = run({ stable, candidate }, spec);
+        const cfg = emptyConfig();
+        cfg.packages.push(pkgDoc('kite', r.defaultChannel));
+        for (const [name, entries] of Object.entries(r.channels))
+          cfg.channels.push({ schema: 'olm.channel', package: 'kite', name, entries });
+        for (const v of new Set([...stable, ...candidate])) cfg.bundles.push(bundleDoc('kite', v));
+        expect(validateCatalog(cfg).errors).toEqual([]);
+        expect(r.defaultChannel.startsWith('stable-')).toBe(true);
+        for (const entries of Object.values(r.channels)) {
+          const names = entries.map((x) => x.name);
+          const incoming = new Set(entries.flatMap((x) => [x.replaces, ...(x.skips ?? [])]));
+          expect(names.filter((x) => !incoming.has(x))).toEqual([names.at(-1)]);
+          const head = entries.at(-1)!;
+          const reached = new Set([head.name, head.replaces, ...(head.skips ?? [])]);
+          expect(names.filter((x) => !reached.has(x))).toEqual([]);
+        }
+      }),
       runs(200),
     );
   });

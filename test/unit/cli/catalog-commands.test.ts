@@ -600,21 +600,28 @@ describe('bosun catalog template semver', () => {
     const r = await bosun(dir, 'catalog', 'template', 'semver', 'template.yaml', '-o', 'json');
     expect(r.stderr).toBe('');
     const docs = r.stdout.split(/\n(?=\{)/).map((d) => JSON.parse(d));
-    expect(docs[0]).toEqual({ schema: 'olm.package', name: 'bosun-sample', defaultChannel: 'stable-v0' });
+    // The default channel's head (0.2.1) gives the package its description and icon.
+    expect(docs[0]).toEqual({
+      schema: 'olm.package',
+      name: 'bosun-sample',
+      defaultChannel: 'stable-v0',
+      description: expect.stringContaining('The Bosun sample operator keeps Widgets'),
+      icon: { base64data: expect.stringMatching(/^PHN2Zy/), mediatype: 'image/svg+xml' },
+    });
     expect(docs.filter((d) => d.schema === 'olm.channel').map((d) => d.name)).toEqual([
       'candidate-v0',
       'stable-v0',
     ]);
     expect(docs.find((d) => d.name === 'stable-v0').entries).toEqual([
       { name: 'bosun-sample.v0.1.1' },
-      { name: 'bosun-sample.v0.2.1', replaces: 'bosun-sample.v0.1.1', skips: ['bosun-sample.v0.1.1'] },
+      { name: 'bosun-sample.v0.2.1', replaces: 'bosun-sample.v0.1.1' },
     ]);
     expect(docs.filter((d) => d.schema === 'olm.bundle')).toHaveLength(4);
   });
 
-  it('matches opm’s semver template on the sample bundles, all three archetypes, both channel kinds', async () => {
-    // Expected output checked against operator-registry v1.48's semver template code, rendering the
-    // same bundle directories (with an image template, as opm tells bundles apart by image).
+  it('links as opm v1.73’s semver template does, all three archetypes, both channel kinds', async () => {
+    // The rules of operator-registry v1.73's semver template (alpha/template/semver); the
+    // integration test opm-differential.test.ts compares whole outputs with opm itself.
     const dir = await workdir('bundles');
     const ref = (v: string) => `  - image: bundles/bosun-sample/${v}\n`;
     await writeFile(
@@ -635,13 +642,16 @@ describe('bosun catalog template semver', () => {
         { name: s('0.1.0') },
         { name: s('0.1.1'), skips: [s('0.1.0')] },
         { name: s('0.2.0') },
-        { name: s('0.2.1'), replaces: s('0.1.1'), skips: [s('0.1.1'), s('0.2.0')] },
+        { name: s('0.2.1'), replaces: s('0.1.1'), skips: [s('0.1.0'), s('0.2.0')] },
       ],
       'candidate-v0.1': [{ name: s('0.1.0') }, { name: s('0.1.1'), skips: [s('0.1.0')] }],
-      'candidate-v0.2': [{ name: s('0.2.0') }, { name: s('0.2.1'), skips: [s('0.2.0')] }],
-      'fast-v0': [{ name: s('0.1.1') }, { name: s('0.2.0'), replaces: s('0.1.1'), skips: [s('0.1.1')] }],
+      'candidate-v0.2': [
+        { name: s('0.2.0') },
+        { name: s('0.2.1'), replaces: s('0.1.1'), skips: [s('0.1.0'), s('0.2.0')] },
+      ],
+      'fast-v0': [{ name: s('0.1.1') }, { name: s('0.2.0'), replaces: s('0.1.1') }],
       'fast-v0.1': [{ name: s('0.1.1') }],
-      'fast-v0.2': [{ name: s('0.2.0') }],
+      'fast-v0.2': [{ name: s('0.2.0'), replaces: s('0.1.1') }],
       'stable-v0': [{ name: s('0.1.1') }],
       'stable-v0.1': [{ name: s('0.1.1') }],
     });

@@ -32,11 +32,18 @@ export const publishCommand: Command = {
   usage: '<catalog-dir> <bundle-dir|archive>',
   description:
     'Validates the bundle, adds it to the package in the catalog (creating both if needed) and writes\n' +
-    '<catalog-dir>/<package>/catalog.yaml. Channels: --channel, else the bundle annotations, or with\n' +
-    '--semver the semver template channel of its version (<archetype>-v<major>.<minor>). Edges: the\n' +
-    "CSV's replaces/skips/olm.skipRange when it declares any, else the semver rule (replace the newest\n" +
-    'entry of an earlier Y-stream, skip the entries of the same one). The package must validate after,\n' +
-    'or nothing is written. A version already published is refused unless --replace.\n' +
+    '<catalog-dir>/<package>/catalog.yaml. Channels: --channel, else the bundle annotations. Edges: the\n' +
+    "CSV's replaces/skips/olm.skipRange when it declares any, else the newest entry of an earlier\n" +
+    'Y-stream is replaced and the entries of the same one are skipped.\n' +
+    '\n' +
+    'With --semver, the package grows as `catalog template semver` renders it: the bundle goes on its\n' +
+    "version's template channel (<archetype>-v<major>.<minor>, and <archetype>-v<major> where the\n" +
+    "package has major channels), the archetype's channels of that major are linked again by the\n" +
+    "template's rules, the default channel is the template's, and the package's description and icon\n" +
+    "are the default channel head's. Versions may then be published in any order.\n" +
+    '\n' +
+    'The package must validate after, or nothing is written. A version already published is refused\n' +
+    'unless --replace.\n' +
     '\n' +
     'With --convert-removed-apis, manifests of API versions Kubernetes no longer serves are converted\n' +
     'to their successors before the bundle is validated and written: apiextensions.k8s.io/v1beta1 CRDs\n' +

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { type BundleDoc, type DeclarativeConfig, emptyConfig, Schema } from '../../../apis/fbc.js';
+import { type BundleDoc, type DeclarativeConfig, emptyConfig } from '../../../apis/fbc.js';
 import { readBundle } from '../../../bundle/read.js';
+import { isCSV } from '../../../bundle/manifest.js';
 import { bundleToDoc } from '../../../bundle/render.js';
 import { validateBundle } from '../../../bundle/validate.js';
 import { parseYamlOne } from '../../../bundle/yaml.js';
@@ -25,10 +26,11 @@ const semverCommand: Command = {
   usage: '<template-file>',
   description:
     'Generates channels from the versions of the bundles the template lists under candidate, fast and\n' +
-    "stable: major and/or minor channels per archetype, each Y-stream's newest entry skipping the rest\n" +
-    "of it and (in major channels) replacing the previous Y-stream's newest; the most stable, newest\n" +
-    'channel becomes the default. Each `image` is a bundle directory or archive, relative to the\n' +
-    'template file. Prints the package, channels and bundles.',
+    "stable: major and/or minor channels per archetype, each Y-stream's newest entry replacing the\n" +
+    "previous Y-stream's newest and skipping the other earlier entries of its major; the most stable,\n" +
+    "newest channel becomes the default, and its head's CSV gives the package's description and icon.\n" +
+    'Each `image` is a bundle directory or archive, relative to the template file. Prints the\n' +
+    'package, channels and bundles.',
   args: { min: 1, max: 1 },
   options: { ...formatOption, ...imageTemplateOption },
   run: async ({ values, positionals, ctx }) => {
@@ -77,6 +79,7 @@ const semverCommand: Command = {
         package: doc.value.package,
         name: doc.value.name,
         version: versionOf(doc.value) ?? '',
+        csv: read.value.manifests.find((m) => isCSV(m.object))?.object,
       });
     }
     if (problems.length) return report(ctx, problems);
@@ -84,11 +87,7 @@ const semverCommand: Command = {
     if (!result.ok) return report(ctx, result.errors);
 
     const cfg: DeclarativeConfig = emptyConfig();
-    cfg.packages.push({
-      schema: Schema.Package,
-      name: result.value.package,
-      defaultChannel: result.value.defaultChannel,
-    });
+    cfg.packages.push(result.value.package);
     cfg.channels.push(...result.value.channels);
     cfg.bundles.push(...docs.values());
     ctx.stdout.write(await encodeConfig(cfg, format));
