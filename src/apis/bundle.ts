@@ -61,7 +61,7 @@ export interface Bundle {
   properties: Property[];
   /** The file of each metadata part that was present, for messages. */
   metadataFiles: { annotations?: string; dependencies?: string; properties?: string };
-  /** What reading tolerated but a user should hear about (only when read leniently). */
+  /** What reading left out or tolerated that a user should hear about (e.g. a manifest file's later documents). */
   warnings?: import('../util/result.js').Problem[];
 }
 

@@ -163,7 +163,7 @@ async function readVersionFolder(dir: string, problems: Problem[]): Promise<Bund
   const manifests: BundleManifest[] = [];
   const warnings: Problem[] = [];
   names.forEach((name, i) => {
-    manifests.push(...parseManifestFile(texts[i]!, name, join(dir, name), { errors: problems, warnings }));
+    manifests.push(...parseManifestFile(texts[i]!, name, join(dir, name), { errors: problems, warnings, lenient: true }));
   });
   return {
     source: dir,

@@ -131,12 +131,11 @@ export function bundleFromFiles(
     if (!rel.startsWith(`${manifestsDir}/`) || rel.slice(manifestsDir.length + 1).includes('/')) continue;
     if (!MANIFEST_EXT.test(rel)) continue;
     manifests.push(
-      ...parseManifestFile(
-        data.toString('utf8'),
-        rel,
-        label(rel),
-        opts.lenient ? { errors: problems, warnings } : { errors: problems },
-      ),
+      ...parseManifestFile(data.toString('utf8'), rel, label(rel), {
+        errors: problems,
+        warnings,
+        lenient: opts.lenient,
+      }),
     );
   }
   if (manifests.length === 0 && !problems.some((p) => p.file?.startsWith(label(manifestsDir)))) {
@@ -195,50 +194,60 @@ function readAnnotations(
 }
 
 /**
- * Where reading reports problems. With `warnings`, reading is lenient, as OLM was with published
- * operators: repeated keys keep their last value and documents that are not Kubernetes objects
- * are skipped, each reported as a warning instead of failing the bundle.
+ * Where reading reports problems. With `lenient`, reading is as OLM was with published operators:
+ * repeated keys keep their last value and documents that are not Kubernetes objects are skipped,
+ * each reported as a warning instead of failing the bundle.
  */
 export interface ReadSink {
   errors: Problem[];
-  warnings?: Problem[];
+  warnings: Problem[];
+  lenient?: boolean;
 }
 
-/** Parses one manifest file; a file may hold several documents, each becoming one object. */
+/**
+ * Parses one manifest file into its object. opm's bundle parser and OLM's unpacker decode one
+ * object per file, the first document; so does Bosun, in every command, and says which documents
+ * it left out (a published CRD file sometimes holds several CRDs, of which the CSV owns one).
+ */
 export function parseManifestFile(src: string, rel: string, file: string, sink: ReadSink): BundleManifest[] {
-  const lenient = sink.warnings;
+  const lenient = sink.lenient ? sink.warnings : undefined;
   const parsed = parseYamlStream(src, file, lenient ? { onDuplicateKey: (p) => lenient.push(p) } : {});
   if (!parsed.ok) {
     sink.errors.push(parsed.problem);
     return [];
   }
-  const out: BundleManifest[] = [];
-  const size = Buffer.byteLength(src);
-  const skipped = (p: Problem) =>
-    lenient ? lenient.push({ ...p, message: `${p.message}; the document was skipped` }) : sink.errors.push(p);
-  for (const doc of parsed.docs) {
-    const where = parsed.docs.length > 1 ? `document ${doc.index + 1}: ` : '';
-    if (!isObject(doc.value)) {
-      skipped({ file, message: `${where}expected a Kubernetes object, found ${typeName(doc.value)}` });
-      continue;
-    }
-    const obj = doc.value as KubeManifest;
-    if (typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') {
-      skipped({
-        file,
-        field: typeof obj.apiVersion !== 'string' ? 'apiVersion' : 'kind',
-        message: `${where}a Kubernetes object needs apiVersion and kind`,
-      });
-      continue;
-    }
-    if (obj.kind === 'ClusterServiceVersion') {
-      // Decoded once here, as OLM decodes it into its Go types: what those cannot hold fails reading.
-      sink.errors.push(...checkClusterServiceVersion(obj, file, describe(obj)).errors);
-    }
-    // A multi-document file's size is shared out evenly; only single objects near 1 MiB matter.
-    out.push({ file: rel, doc: doc.index, object: obj, size: Math.ceil(size / parsed.docs.length) });
+  // Go's YAML reader skips empty documents (a leading or trailing `---`).
+  const [doc, ...rest] = parsed.docs.filter((d) => d.value !== null && d.value !== undefined);
+  if (!doc) return [];
+  if (rest.length > 0) {
+    const left = rest.map((d) =>
+      isObject(d.value) ? describe(d.value as KubeManifest) : `document ${d.index + 1}`,
+    );
+    sink.warnings.push({
+      file,
+      message: `holds ${rest.length + 1} documents; only the first is read, as opm and OLM read a manifest file, so ${left.join(', ')} ${rest.length > 1 ? 'are' : 'is'} left out (put each object in its own file)`,
+    });
   }
-  return out;
+  const skipped = (p: Problem) =>
+    lenient ? lenient.push({ ...p, message: `${p.message}; the file was skipped` }) : sink.errors.push(p);
+  if (!isObject(doc.value)) {
+    skipped({ file, message: `expected a Kubernetes object, found ${typeName(doc.value)}` });
+    return [];
+  }
+  const obj = doc.value as KubeManifest;
+  if (typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') {
+    skipped({
+      file,
+      field: typeof obj.apiVersion !== 'string' ? 'apiVersion' : 'kind',
+      message: 'a Kubernetes object needs apiVersion and kind',
+    });
+    return [];
+  }
+  if (obj.kind === 'ClusterServiceVersion') {
+    // Decoded once here, as OLM decodes it into its Go types: what those cannot hold fails reading.
+    sink.errors.push(...checkClusterServiceVersion(obj, file, describe(obj)).errors);
+  }
+  return [{ file: rel, doc: doc.index, object: obj, size: Buffer.byteLength(src) }];
 }
 
 function readPropertyList(

@@ -89,7 +89,8 @@ class Report {
 }
 
 export function validateBundle(bundle: Bundle, opts: BundleValidationOptions = {}): Validation {
-  const out: Validation = { errors: [], warnings: [] };
+  // What reading left out (a manifest file's later documents) is a finding of validation too.
+  const out: Validation = { errors: [], warnings: [...(bundle.warnings ?? [])] };
   const report = new Report(out);
   if (!opts.legacy) checkAnnotations(bundle, report);
   checkManifests(bundle, report);

@@ -229,7 +229,9 @@ function renderBundles(
     }
     if (opts.validateBundles) {
       const v = validateBundle(bundle, { legacy });
-      result.warnings.push(...v.errors, ...v.warnings);
+      // Reading's own warnings were reported when the bundle was read.
+      const fromReading = new Set(bundle.warnings);
+      result.warnings.push(...v.errors, ...v.warnings.filter((w) => !fromReading.has(w)));
     }
     const doc = bundleToDoc(bundle, packageName ? { packageName } : {});
     if (!doc.ok) {

@@ -27,6 +27,8 @@ export interface BuildOptions {
   log?: (line: string) => void;
   /** How long a cold build takes, for the first progress line. */
   expected?: string;
+  /** Go build tags (`-tags`), part of the cache key. */
+  tags?: string[];
 }
 
 const KEY_FILES = ['go.mod', 'go.sum', 'main.go'];
@@ -38,6 +40,8 @@ export async function goProgram(source: string, opts: BuildOptions): Promise<GoP
     return { ok: false, why: `${source} has no ${missing.join(', ')} to build ${opts.name}` };
   const hash = createHash('sha256');
   for (const f of KEY_FILES) hash.update(`${f}\0`).update(await readFile(join(source, f)));
+  const tags = opts.tags?.length ? [`-tags=${opts.tags.join(',')}`] : [];
+  hash.update(tags.join(''));
   const path = join(cacheRoot(), opts.kind, `${opts.name}-${hash.digest('hex').slice(0, 16)}`);
   if (existsSync(path)) return { ok: true, path };
   if (opts.build === false)
@@ -56,7 +60,7 @@ export async function goProgram(source: string, opts: BuildOptions): Promise<GoP
     ? setInterval(() => log(`still building, ${Math.round((Date.now() - started) / 1000)} s so far`), 30_000)
     : undefined;
   try {
-    const built = await run('go', ['build', '-o', partial, '.'], source, {
+    const built = await run('go', ['build', ...tags, '-o', partial, '.'], source, {
       GOFLAGS: '-mod=mod',
       GOTOOLCHAIN: 'local',
     });

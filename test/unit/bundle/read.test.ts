@@ -61,17 +61,26 @@ describe('readBundle', () => {
     ]);
   });
 
-  it('splits multi-document manifest files into objects', async () => {
-    const dir = await copyOfMinimal();
-    await writeFile(
-      join(dir, 'manifests/rbac.yaml'),
-      'apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ServiceAccount\nmetadata: {name: b}\n',
-    );
-    const r = await readBundle(dir);
-    expect(
-      r.ok && r.value.manifests.filter((m) => m.file === 'manifests/rbac.yaml').map((m) => m.doc),
-    ).toEqual([0, 1]);
-  });
+  it.each([false, true])(
+    'reads the first document of a manifest file, as opm and OLM do, and says what it left out (lenient: %s)',
+    async (lenient) => {
+      const dir = await copyOfMinimal();
+      const sa = (name: string) => `apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: ${name}}\n`;
+      await writeFile(join(dir, 'manifests/rbac.yaml'), `---\n${sa('a')}---\n${sa('b')}---\n${sa('c')}---\n`);
+      const r = await readBundleDir(dir, { lenient });
+      if (!r.ok) throw new Error(JSON.stringify(r.errors));
+      const objects = r.value.manifests.filter((m) => m.file === 'manifests/rbac.yaml');
+      expect(objects.map((m) => (m.object.metadata as { name?: string }).name)).toEqual(['a']);
+      expect(r.value.warnings).toEqual([
+        {
+          file: join(dir, 'manifests/rbac.yaml'),
+          message: expect.stringContaining(
+            'holds 3 documents; only the first is read, as opm and OLM read a manifest file, so ServiceAccount/b, ServiceAccount/c are left out',
+          ),
+        },
+      ]);
+    },
+  );
 
   it('refuses symlinks in a bundle directory', async () => {
     const dir = await copyOfMinimal();

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseYamlStream } from '../../../src/bundle/yaml.js';
 import { snapshot } from '../catalog/snapshot.js';
-import { bosun, json, workdir } from './run-bosun.js';
+import { bosun, fixtures, json, workdir } from './run-bosun.js';
 
 describe('bosun catalog init', () => {
   it('prints an olm.package document', async () => {
@@ -161,6 +161,38 @@ describe('bosun catalog validate', () => {
     const r = await bosun(dir, 'catalog', 'validate', 'bundles/bosun-sample/0.1.0');
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('use `bosun bundle validate`');
+  });
+});
+
+describe('a manifest file of several documents', () => {
+  // As the corpus' litmuschaos 1.9.0 ships it: one file, three CRDs, the CSV owning the first.
+  it('is read the same by render and import: its first document, with a warning', async () => {
+    const dir = await workdir();
+    const bundle = join(dir, 'src/gizmo/1.0.0');
+    await cp(join(fixtures, 'bundles/minimal'), bundle, { recursive: true });
+    const crd = await readFile(join(bundle, 'manifests/gizmos.crd.yaml'), 'utf8');
+    const other = (name: string) =>
+      crd.replaceAll('gizmos', `${name}s`).replace(/kind: Gizmo\b/g, `kind: ${name}`);
+    await writeFile(
+      join(bundle, 'manifests/gizmos.crd.yaml'),
+      `---\n${crd}---\n${other('Sprocket')}---\n${other('Cog')}`,
+    );
+
+    const rendered = await bosun(dir, 'catalog', 'render', bundle, '-o', 'json');
+    expect(rendered.code, rendered.stderr).toBe(0);
+    expect(rendered.stderr).toContain('holds 3 documents; only the first is read');
+    const imported = await bosun(dir, 'catalog', 'import', 'src', 'out');
+    expect(imported.code, imported.stderr).toBe(0);
+    expect(imported.stderr).toContain('holds 3 documents; only the first is read');
+    const fromImport = await bosun(dir, 'catalog', 'render', 'out', '-o', 'json');
+    const bundleOf = (text: string) =>
+      text
+        .split(/\n(?=\{)/)
+        .map((d) => JSON.parse(d))
+        .find((d) => d.schema === 'olm.bundle');
+    const doc = bundleOf(rendered.stdout);
+    expect(doc.properties.filter((p: { type: string }) => p.type === 'olm.gvk')).toHaveLength(1);
+    expect(bundleOf(fromImport.stdout)).toEqual(doc);
   });
 });
 
