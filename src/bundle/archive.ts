@@ -1,8 +1,9 @@
 /**
- * Bundle archives (`.tar`, `.tar.gz`): read safely into memory, and write deterministically.
+ * Bundle archives (`.tar`, `.tar.gz`): read safely, streaming, and written deterministically.
  *
  * Reading never touches the filesystem beyond the archive itself: entries become an in-memory
- * file map, so a hostile archive cannot write anywhere. It is still refused, with a clear message,
+ * file map, so a hostile archive cannot write anywhere; sizes are checked against the limits of
+ * limits.ts before anything is kept. It is still refused, with a clear message,
  * when it holds what a bundle never needs and an extractor could be tricked by: paths with `..`
  * or a leading `/`, symlinks and hard links, device files, or more bytes than the limit once
  * inflated (a "zip bomb").
@@ -11,21 +12,17 @@
  * mode/owner/mtime, and a gzip header with no name, no time and a fixed OS byte.
  */
 import { createHash } from 'node:crypto';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { createReadStream } from 'node:fs';
+import { open, stat } from 'node:fs/promises';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip, gzipSync } from 'node:zlib';
 import type { ReadEntry } from 'tar';
 import type { Problem } from '../util/result.js';
+import { bundleTooLarge, DefaultReadLimits, fileTooLarge, type ReadLimits, readLimits } from './limits.js';
 
 /** Files of an archive by POSIX path relative to its root (`manifests/x.yaml`). */
 export type FileMap = Map<string, Buffer>;
-
-export interface ArchiveLimits {
-  /** Total bytes of the inflated tar stream. */
-  maxBytes: number;
-  maxEntries: number;
-}
-
-/** A bundle is a few MiB at most; 64 MiB leaves room for huge CRDs and still stops a bomb early. */
-export const DefaultArchiveLimits: ArchiveLimits = { maxBytes: 64 * 1024 * 1024, maxEntries: 10_000 };
 
 const GZIP_MAGIC = [0x1f, 0x8b];
 
@@ -42,116 +39,152 @@ export function unsafePathReason(path: string): string | undefined {
   return undefined;
 }
 
+export type ArchiveRead = { ok: true; files: FileMap } | { ok: false; errors: Problem[] };
+
 /**
- * Reads the regular files of a tar (optionally gzip-compressed) held in memory. Every unsafe entry
- * is reported, not just the first; any problem fails the whole archive.
+ * Reads a bundle archive file, streaming: its size is checked before it is opened, and reading
+ * stops at the first entry or byte past the limits.
  */
-export async function readArchive(
-  data: Buffer,
-  file: string,
-  limits: ArchiveLimits = DefaultArchiveLimits,
-): Promise<{ ok: true; files: FileMap } | { ok: false; errors: Problem[] }> {
-  let tarBytes: Buffer;
-  if (isGzip(data)) {
-    try {
-      // maxOutputLength makes zlib stop as soon as the output passes the limit instead of
-      // inflating a bomb into memory first.
-      tarBytes = gunzipSync(data, { maxOutputLength: limits.maxBytes + 1 });
-    } catch (err) {
-      if (err instanceof RangeError || (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
-        return {
-          ok: false,
-          errors: [{ file, message: `archive inflates past the limit of ${limits.maxBytes} bytes` }],
-        };
-      }
-      return { ok: false, errors: [{ file, message: `not a valid gzip stream: ${(err as Error).message}` }] };
-    }
-  } else {
-    tarBytes = data;
-  }
-  if (tarBytes.length > limits.maxBytes) {
+export async function readArchiveFile(path: string, limits: ReadLimits = readLimits()): Promise<ArchiveRead> {
+  let size: number;
+  try {
+    size = (await stat(path)).size;
+  } catch (err) {
     return {
       ok: false,
-      errors: [{ file, message: `archive inflates past the limit of ${limits.maxBytes} bytes` }],
+      errors: [{ file: path, message: `cannot read bundle archive: ${(err as Error).message}` }],
     };
   }
-  // Loaded here, not with the module: most commands never read an archive.
-  const { Parser } = await import('tar');
-  return parseTar(Parser, tarBytes, file, limits);
+  // Compression never makes a tar smaller than its files by less than their headers' worth.
+  if (size > limits.maxTotalBytes + tarOverhead(limits)) {
+    return { ok: false, errors: [{ file: path, message: bundleTooLarge('the archive is already', limits) }] };
+  }
+  const head = Buffer.alloc(2);
+  const handle = await open(path, 'r');
+  try {
+    await handle.read(head, 0, 2, 0);
+  } finally {
+    await handle.close();
+  }
+  return readArchiveStream(createReadStream(path), isGzip(head), path, limits);
 }
 
-function parseTar(
-  Parser: typeof import('tar').Parser,
-  tarBytes: Buffer,
+/** Reads the regular files of a tar (optionally gzip-compressed) held in memory. */
+export function readArchive(
+  data: Buffer,
   file: string,
-  limits: ArchiveLimits,
-): Promise<{ ok: true; files: FileMap } | { ok: false; errors: Problem[] }> {
-  return new Promise((resolve) => {
-    const files: FileMap = new Map();
-    const errors: Problem[] = [];
-    let entries = 0;
-    let sawEntry = false;
-    const parser = new Parser({ strict: true });
-    const problem = (path: string, message: string) => errors.push({ file: `${file}:${path}`, message });
+  limits: ReadLimits = DefaultReadLimits,
+): Promise<ArchiveRead> {
+  return readArchiveStream(Readable.from([data]), isGzip(data), file, limits);
+}
 
-    parser.on('entry', (entry: ReadEntry) => {
-      sawEntry = true;
-      entries++;
-      const path = entry.path.replace(/^\.\//, '');
-      if (entries > limits.maxEntries) {
-        if (entries === limits.maxEntries + 1)
-          errors.push({ file, message: `archive has more than ${limits.maxEntries} entries` });
+/** Bytes of a tar stream beyond its files' data: a header per entry and the end blocks. */
+const tarOverhead = (limits: ReadLimits) => (limits.maxEntries + 2) * 2 * BLOCK;
+
+class PastLimit extends Error {}
+
+/**
+ * Every unsafe entry is reported, not just the first; any problem fails the whole archive. The
+ * inflated stream is counted as it flows, so a "zip bomb" stops at the limit, and each file's
+ * size is checked from its header before its data is kept.
+ */
+async function readArchiveStream(
+  source: Readable,
+  gzip: boolean,
+  file: string,
+  limits: ReadLimits,
+): Promise<ArchiveRead> {
+  // Loaded here, not with the module: most commands never read an archive.
+  const { Parser } = await import('tar');
+  const files: FileMap = new Map();
+  const errors: Problem[] = [];
+  let entries = 0;
+  let sawEntry = false;
+  let total = 0;
+  let overTotal = false;
+  const problem = (path: string, message: string) => errors.push({ file: `${file}:${path}`, message });
+  const parser = new Parser({ strict: true });
+  parser.on('entry', (entry: ReadEntry) => {
+    sawEntry = true;
+    entries++;
+    const path = entry.path.replace(/^\.\//, '');
+    if (entries > limits.maxEntries) {
+      if (entries === limits.maxEntries + 1)
+        errors.push({ file, message: `archive has more than ${limits.maxEntries} entries` });
+      entry.resume();
+      return;
+    }
+    const unsafe = unsafePathReason(entry.path);
+    if (unsafe) {
+      problem(entry.path, `entry path ${unsafe}; a bundle archive holds only relative paths inside it`);
+      entry.resume();
+      return;
+    }
+    switch (entry.type) {
+      case 'Directory':
         entry.resume();
         return;
-      }
-      const unsafe = unsafePathReason(entry.path);
-      if (unsafe) {
-        problem(entry.path, `entry path ${unsafe}; a bundle archive holds only relative paths inside it`);
-        entry.resume();
-        return;
-      }
-      switch (entry.type) {
-        case 'Directory':
-          entry.resume();
-          return;
-        case 'File':
-        case 'OldFile':
-        case 'ContiguousFile': {
-          const chunks: Buffer[] = [];
-          entry.on('data', (c: Buffer) => chunks.push(c));
-          entry.on('end', () => {
-            if (files.has(path)) problem(path, 'the archive holds this path twice');
-            files.set(path, Buffer.concat(chunks));
-          });
+      case 'File':
+      case 'OldFile':
+      case 'ContiguousFile': {
+        total += entry.size;
+        if (entry.size > limits.maxFileBytes) problem(path, fileTooLarge(entry.size, limits));
+        else if (total > limits.maxTotalBytes && !overTotal) {
+          overTotal = true;
+          errors.push({ file, message: bundleTooLarge('the files of the archive go', limits) });
+        }
+        if (errors.length > 0) {
+          entry.resume(); // the archive is refused: its data need not be kept
           return;
         }
-        case 'SymbolicLink':
-        case 'Link':
-          problem(
-            path,
-            `${entry.type === 'Link' ? 'hard link' : 'symlink'} to "${entry.linkpath ?? ''}" is not allowed in a bundle archive`,
-          );
-          entry.resume();
-          return;
-        default:
-          problem(path, `entry of type ${entry.type} is not allowed in a bundle archive`);
-          entry.resume();
+        const chunks: Buffer[] = [];
+        entry.on('data', (c: Buffer) => chunks.push(c));
+        entry.on('end', () => {
+          if (files.has(path)) problem(path, 'the archive holds this path twice');
+          files.set(path, Buffer.concat(chunks));
+        });
+        return;
       }
-    });
-    parser.on('warn', (_code: string, message: string | Error) => {
-      errors.push({
-        file,
-        message: `invalid tar archive: ${message instanceof Error ? message.message : message}`,
-      });
-    });
-    parser.on('error', (err: Error) => errors.push({ file, message: `invalid tar archive: ${err.message}` }));
-    parser.on('end', () => {
-      if (!sawEntry && errors.length === 0)
-        errors.push({ file, message: 'the archive is empty or not a tar archive' });
-      resolve(errors.length ? { ok: false, errors } : { ok: true, files });
-    });
-    parser.end(tarBytes);
+      case 'SymbolicLink':
+      case 'Link':
+        problem(
+          path,
+          `${entry.type === 'Link' ? 'hard link' : 'symlink'} to "${entry.linkpath ?? ''}" is not allowed in a bundle archive`,
+        );
+        entry.resume();
+        return;
+      default:
+        problem(path, `entry of type ${entry.type} is not allowed in a bundle archive`);
+        entry.resume();
+    }
   });
+  parser.on('warn', (_code: string, message: string | Error) => {
+    errors.push({
+      file,
+      message: `invalid tar archive: ${message instanceof Error ? message.message : message}`,
+    });
+  });
+  let inflated = 0;
+  const streamLimit = limits.maxTotalBytes + tarOverhead(limits);
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      inflated += chunk.length;
+      done(inflated > streamLimit ? new PastLimit() : null, chunk);
+    },
+  });
+  try {
+    if (gzip) await pipeline(source, createGunzip(), counter, parser);
+    else await pipeline(source, counter, parser);
+  } catch (err) {
+    if (err instanceof PastLimit) {
+      if (!overTotal) errors.push({ file, message: bundleTooLarge('archive inflates', limits) });
+    } else if (gzip && (err as NodeJS.ErrnoException).code?.startsWith('Z_'))
+      errors.push({ file, message: `not a valid gzip stream: ${(err as Error).message}` });
+    else errors.push({ file, message: `invalid tar archive: ${(err as Error).message}` });
+  }
+  if (!sawEntry && errors.length === 0)
+    errors.push({ file, message: 'the archive is empty or not a tar archive' });
+  return errors.length ? { ok: false, errors } : { ok: true, files };
 }
 
 // ---- writing ----

@@ -7,12 +7,13 @@
  * Each version folder reads as a bundle without annotations; the package file supplies what
  * annotations would: the package, its channels and their heads.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Bundle, BundleManifest } from '../apis/bundle.js';
 import type { Problem } from '../util/result.js';
-import { parseManifestFile } from './read.js';
+import { readLimits } from './limits.js';
+import { parseManifestFile, sizeProblems } from './read.js';
 import { isObject, parseYamlOne } from './yaml.js';
 
 export interface PackageManifest {
@@ -159,11 +160,21 @@ async function readVersionFolder(dir: string, problems: Problem[]): Promise<Bund
     .map((e) => e.name)
     .sort();
   if (names.length === 0) return undefined;
+  const sized = await Promise.all(
+    names.map(async (rel) => ({ rel, size: (await stat(join(dir, rel))).size })),
+  );
+  const tooLarge = sizeProblems(dir, sized, readLimits());
+  if (tooLarge.length > 0) {
+    problems.push(...tooLarge);
+    return undefined;
+  }
   const texts = await Promise.all(names.map((n) => readFile(join(dir, n), 'utf8')));
   const manifests: BundleManifest[] = [];
   const warnings: Problem[] = [];
   names.forEach((name, i) => {
-    manifests.push(...parseManifestFile(texts[i]!, name, join(dir, name), { errors: problems, warnings, lenient: true }));
+    manifests.push(
+      ...parseManifestFile(texts[i]!, name, join(dir, name), { errors: problems, warnings, lenient: true }),
+    );
   });
   return {
     source: dir,

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { type Bundle, BundleAnnotation, type BundleManifest, type KubeManifest } from '../apis/bundle.js';
 import type { Property } from '../apis/fbc.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
-import { type FileMap, readArchive } from './archive.js';
+import { type FileMap, readArchiveFile } from './archive.js';
+import { bundleTooLarge, fileTooLarge, type ReadLimits, readLimits } from './limits.js';
 import { checkClusterServiceVersion } from './csv-schema.js';
 import { describe } from './manifest.js';
 import { labelOf } from './render.js';
@@ -38,18 +39,52 @@ export async function readBundleDir(dir: string, opts: ReadOptions = {}): Promis
   return bundleFromFiles(files.value, dir, false, opts);
 }
 
-/** The files of a bundle directory: those directly in `manifests/` and `metadata/`. */
-export async function readBundleFiles(dir: string): Promise<Result<FileMap>> {
-  const files: FileMap = new Map();
+/**
+ * The files of a bundle directory: those directly in `manifests/` and `metadata/`. Their sizes are
+ * checked before any is read.
+ */
+export async function readBundleFiles(
+  dir: string,
+  limits: ReadLimits = readLimits(),
+): Promise<Result<FileMap>> {
+  const found: Found[] = [];
   const problems: Problem[] = [];
-  for (const sub of ['manifests', 'metadata']) {
-    await collectDir(dir, sub, files, problems);
+  for (const sub of ['manifests', 'metadata']) await listDir(dir, sub, found, problems);
+  let total = 0;
+  for (const f of found) {
+    total += f.size;
+    if (f.size > limits.maxFileBytes)
+      problems.push({ file: join(dir, f.rel), message: fileTooLarge(f.size, limits) });
   }
-  return problems.length ? fail(problems) : ok(files);
+  if (total > limits.maxTotalBytes)
+    problems.push({ file: dir, message: bundleTooLarge('its files go', limits) });
+  if (problems.length) return fail(problems);
+  const files: FileMap = new Map();
+  await Promise.all(found.map(async (f) => files.set(f.rel, await readFile(join(dir, f.rel)))));
+  return ok(new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
 }
 
-/** Reads the regular files directly under `dir/sub` into `files` as `sub/<name>`; refuses symlinks. */
-async function collectDir(dir: string, sub: string, files: FileMap, problems: Problem[]): Promise<void> {
+interface Found {
+  rel: string;
+  size: number;
+}
+
+/** The files of a bundle folder past the limits, by their sizes, before any is read. */
+export function sizeProblems(dir: string, found: readonly Found[], limits: ReadLimits): Problem[] {
+  const problems: Problem[] = [];
+  let total = 0;
+  for (const f of found) {
+    total += f.size;
+    if (f.size > limits.maxFileBytes)
+      problems.push({ file: join(dir, f.rel), message: fileTooLarge(f.size, limits) });
+  }
+  if (total > limits.maxTotalBytes)
+    problems.push({ file: dir, message: bundleTooLarge('its files go', limits) });
+  return problems;
+}
+
+/** Lists the regular files directly under `dir/sub` as `sub/<name>` with their sizes; refuses symlinks. */
+async function listDir(dir: string, sub: string, found: Found[], problems: Problem[]): Promise<void> {
   let entries: import('node:fs').Dirent[];
   try {
     entries = await readdir(join(dir, sub), { withFileTypes: true });
@@ -68,20 +103,14 @@ async function collectDir(dir: string, sub: string, files: FileMap, problems: Pr
           message: 'symlinks are not allowed in a bundle; copy the file instead',
         });
       } else if (e.isFile()) {
-        files.set(rel, await readFile(join(dir, rel)));
+        found.push({ rel, size: (await lstat(join(dir, rel))).size });
       }
     }),
   );
 }
 
 export async function readBundleArchive(path: string): Promise<Result<Bundle>> {
-  let data: Buffer;
-  try {
-    data = await readFile(path);
-  } catch (err) {
-    return fail([{ file: path, message: `cannot read bundle archive: ${(err as Error).message}` }]);
-  }
-  const read = await readArchive(data, path);
+  const read = await readArchiveFile(path);
   if (!read.ok) return fail(read.errors);
   const files = stripSingleRoot(read.files);
   return bundleFromFiles(files, path, true);

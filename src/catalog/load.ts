@@ -52,6 +52,8 @@ export async function loadCatalog(dir: string): Promise<Result<DeclarativeConfig
       const fd = openSync(file, 'r');
       try {
         identity = fstatSync(fd);
+        const tooLarge = catalogFileTooLarge(identity.size);
+        if (tooLarge) throw new Error(tooLarge);
         if (identity.size > buffer.length)
           buffer = Buffer.allocUnsafe(Math.max(identity.size, 2 * buffer.length));
         if (!readFullySync(fd, buffer, identity.size, 0)) {
@@ -68,6 +70,17 @@ export async function loadCatalog(dir: string): Promise<Result<DeclarativeConfig
     addDocuments(cfg, bytes, file, problems, { file, identity, base: 0 });
   }
   return problems.length ? fail(problems) : ok(cfg);
+}
+
+/**
+ * A catalog file is parsed whole, and text longer than V8's longest string (about 512 MiB)
+ * cannot be; such a file is refused by its size before it is read.
+ */
+const MAX_CATALOG_FILE_BYTES = 500 * 2 ** 20;
+
+function catalogFileTooLarge(size: number): string | undefined {
+  if (size <= MAX_CATALOG_FILE_BYTES) return undefined;
+  return `the file is ${(size / 2 ** 20).toFixed(0)} MiB; a catalog file is read whole and must stay under ${MAX_CATALOG_FILE_BYTES / 2 ** 20} MiB: split its documents over several files of the catalog directory`;
 }
 
 const startLoadWorker = workerStarter(import.meta.url, 'load-worker');
@@ -118,6 +131,8 @@ export async function readIdentified(
     const handle = await open(file, 'r');
     try {
       const st = await handle.stat();
+      const tooLarge = catalogFileTooLarge(st.size);
+      if (tooLarge) throw new Error(tooLarge);
       const bytes = await handle.readFile();
       return { ok: true, bytes, identity: { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs } };
     } finally {

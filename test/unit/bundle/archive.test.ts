@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type FileMap, packArchive, readArchive, unsafePathReason } from '../../../src/bundle/archive.js';
@@ -86,11 +86,38 @@ describe('bundle archives', () => {
       'tar-symlink.tar.gz:manifests/passwd.yaml',
       'symlink to "/etc/passwd" is not allowed',
     ],
-    ['tar-bomb.tar.gz', 'tar-bomb.tar.gz', 'archive inflates past the limit of 67108864 bytes'],
+    [
+      'tar-bomb.tar.gz',
+      'tar-bomb.tar.gz:manifests/huge.yaml',
+      'is 65.0 MiB, past the limit of 16.0 MiB for one file of a bundle (BOSUN_BUNDLE_MAX_FILE_MIB raises it)',
+    ],
   ])('refuses %s', async (name, file, message) => {
     const path = join(fixtures, 'bad', name);
     const read = await readArchive(await readFile(path), name);
     expect(read).toEqual({ ok: false, errors: [{ file, message: expect.stringContaining(message) }] });
+  });
+
+  it('stops a stream that inflates past the whole bundle’s limit, and files that add up past it', async () => {
+    const many = new Map(
+      Array.from({ length: 4 }, (_, i) => [`manifests/f${i}.yaml`, Buffer.alloc(400_000, 0x61)]),
+    );
+    const { data } = packArchive(many);
+    const limits = { maxFileBytes: 1_000_000, maxTotalBytes: 1_000_000, maxEntries: 10 };
+    expect(await readArchive(data, 'b.tar.gz', limits)).toEqual({
+      ok: false,
+      errors: [
+        {
+          file: 'b.tar.gz',
+          message: expect.stringContaining('the files of the archive go past the limit of 0.95 MiB'),
+        },
+      ],
+    });
+    // A stream of nothing but zeros: no entry at all, only bytes past the limit.
+    const zeros = gzipSync(Buffer.alloc(3_000_000));
+    expect(await readArchive(zeros, 'z.tar.gz', limits)).toEqual({
+      ok: false,
+      errors: [{ file: 'z.tar.gz', message: expect.stringContaining('archive inflates past the limit') }],
+    });
   });
 
   it('refuses bytes that are not an archive', async () => {

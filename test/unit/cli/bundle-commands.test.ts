@@ -1,6 +1,6 @@
-import { readFile, stat } from 'node:fs/promises';
+import { cp, open, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { bosun, fixtures, json, repo, workdir } from './run-bosun.js';
 
 describe('bosun bundle validate', () => {
@@ -48,7 +48,7 @@ describe('bosun bundle validate', () => {
       'bad/tar-absolute-path.tar.gz:/tmp/evil.yaml: entry path is an absolute path',
     ],
     ['bad/tar-symlink.tar.gz', 'symlink to "/etc/passwd" is not allowed'],
-    ['bad/tar-bomb.tar.gz', 'archive inflates past the limit'],
+    ['bad/tar-bomb.tar.gz', 'manifests/huge.yaml: is 65.0 MiB, past the limit of 16.0 MiB for one file'],
   ])('refuses %s with a clear error', async (path, message) => {
     const dir = await workdir('test/fixtures/bad');
     const r = await bosun(dir, 'bundle', 'validate', path);
@@ -56,6 +56,56 @@ describe('bosun bundle validate', () => {
     expect(r.stderr).toContain(`error: ${path.endsWith('.gz') ? '' : path}`);
     expect(r.stderr).toContain(message);
     expect(r.stdout).toBe('');
+  });
+});
+
+describe('huge input', () => {
+  const GiB = 2 ** 30;
+  /** A sparse file: its size is 1 GiB, but it takes no disk and reading it would take 1 GiB. */
+  async function sparse(path: string): Promise<void> {
+    const h = await open(path, 'w');
+    await h.truncate(GiB);
+    await h.close();
+  }
+
+  it('a 1 GiB manifest file is refused by its size, naming it, before anything is read', async () => {
+    const dir = await workdir();
+    const bundle = join(dir, 'b');
+    await cp(join(fixtures, 'bundles/minimal'), bundle, { recursive: true });
+    await sparse(join(bundle, 'manifests/huge.yaml'));
+    const before = process.memoryUsage().rss;
+    const r = await bosun(dir, 'bundle', 'validate', 'b');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      'b/manifests/huge.yaml: is 1024.0 MiB, past the limit of 16.0 MiB for one file of a bundle (BOSUN_BUNDLE_MAX_FILE_MIB raises it)',
+    );
+    expect(r.stderr).not.toContain('unexpected error');
+    // Nothing of the file was held: far below its size (the test's own process).
+    expect(process.memoryUsage().rss - before).toBeLessThan(GiB / 4);
+  });
+
+  it('a 1 GiB archive is refused by its size, unopened', async () => {
+    const dir = await workdir();
+    await sparse(join(dir, 'b.tar.gz'));
+    const r = await bosun(dir, 'bundle', 'validate', 'b.tar.gz');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      'b.tar.gz: the archive is already past the limit of 64.0 MiB for a whole bundle',
+    );
+  });
+
+  it('the limits are overridable, and a bad value is a usage error', async () => {
+    const dir = await workdir('test/fixtures/bundles/minimal');
+    vi.stubEnv('BOSUN_BUNDLE_MAX_FILE_MIB', '0.0005');
+    const small = await bosun(dir, 'bundle', 'validate', 'minimal');
+    expect(small.code).toBe(1);
+    expect(small.stderr).toContain('past the limit of 0.00 MiB for one file');
+    vi.stubEnv('BOSUN_BUNDLE_MAX_FILE_MIB', undefined);
+    vi.stubEnv('BOSUN_BUNDLE_MAX_MIB', 'lots');
+    const bad = await bosun(dir, 'bundle', 'validate', 'minimal');
+    vi.unstubAllEnvs();
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('BOSUN_BUNDLE_MAX_MIB: "lots" is not a positive number of MiB');
   });
 });
 
