@@ -123,9 +123,27 @@ function yamlWithPayloads(doc: Doc): string {
 /** Encodes a whole catalog, reading its stored bundle objects (one package at a time). */
 export async function encodeConfig(cfg: DeclarativeConfig, format: CatalogFormat): Promise<string> {
   const out: string[] = [];
-  for (const docs of documentsByPackage(cfg).values())
-    out.push(encodeDocuments(await withPayloadsAll(docs), format));
+  await writeConfig(cfg, format, (text) => void out.push(text));
   return out.join('');
+}
+
+/**
+ * Encodes a whole catalog package by package into `write`, so that only one package's text and
+ * manifests are held at a time (a rendered corpus is over 100 MB of text).
+ */
+export async function writeConfig(
+  cfg: DeclarativeConfig,
+  format: CatalogFormat,
+  write: (text: string) => void | Promise<void>,
+): Promise<void> {
+  for (const docs of documentsByPackage(cfg).values())
+    await write(encodeDocuments(await withPayloadsAll(docs), format));
+}
+
+/** Writes to a stream, waiting whenever its buffer is full. */
+export function streamWriter(stream: NodeJS.WritableStream): (text: string) => Promise<void> {
+  return (text) =>
+    stream.write(text) ? Promise.resolve() : new Promise<void>((done) => stream.once('drain', () => done()));
 }
 
 function assertNoStoredPayloads(doc: Doc): void {
@@ -145,6 +163,7 @@ const FIELD_ORDER: Record<string, string[]> = {
   'olm.deprecations': ['schema', 'package', 'entries'],
 };
 const ENTRY_ORDER = ['name', 'replaces', 'skips', 'skipRange'];
+const RELATED_IMAGE_ORDER = ['name', 'image'];
 
 function orderTopLevel(doc: Doc): Doc {
   const order = FIELD_ORDER[String(doc.schema)];
@@ -152,6 +171,9 @@ function orderTopLevel(doc: Doc): Doc {
   const out = reorder(doc, order);
   if (doc.schema === 'olm.channel' && Array.isArray(out.entries)) {
     out.entries = out.entries.map((e) => (e && typeof e === 'object' ? reorder(e as Doc, ENTRY_ORDER) : e));
+  }
+  if (doc.schema === 'olm.bundle' && Array.isArray(out.relatedImages)) {
+    out.relatedImages = out.relatedImages.map((r) => (isRecord(r) ? reorder(r, RELATED_IMAGE_ORDER) : r));
   }
   return out;
 }

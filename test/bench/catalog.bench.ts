@@ -16,6 +16,11 @@
  *   bundles (by manifest bytes) as the InstallPlan controller does, the first time and again for
  *   the same content (the decoder's cache); catalog.decode.bundle.manifests.codec / .yaml_lib:
  *   parsing just those manifests with the codec and with the `yaml` library that decoded them before.
+ * - catalog.vs_opm.<validate|render>: `bosun catalog validate` and `render -o json` of the written
+ *   JSON catalog against opm v1.73.0's `validate` and `render` on the same directory, each a
+ *   command in its own process (the faster of two runs): Bosun's time, with opm's time, the
+ *   speed-up and both peak memories (VmHWM, polled) in its inputs; .peak_rss: Bosun's peak,
+ *   with opm's beside it. opm is tools/opm, built on first use (minutes when cold).
  * All of it runs the compiled modules in dist/, as the `bosun` command does.
  * Without BOSUN_CORPUS_DIR it reports nothing and says why.
  */
@@ -24,11 +29,13 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import jsyaml from 'js-yaml';
 import { parseAllDocuments } from 'yaml';
 import { CatalogFormat } from '../../src/catalog/encode.js';
+import { opmBinary } from '../support/opm.js';
 import type { Emit } from './run.js';
+import { mib, rssBytes, sleep } from './support.js';
 
 /**
  * The compiled modules, as the `bosun` command runs them (built first, so they are current):
@@ -121,9 +128,61 @@ export default async function catalogBench(emit: Emit): Promise<void> {
       });
     }
     emit({ name: 'catalog.peak_rss', value: peakRssMiB(), unit: 'MiB' });
+    await opmFigures(emit, dirs.get(CatalogFormat.JSON)!);
     await decodeFigures(emit, modules, corpus, dirs.get(CatalogFormat.JSON)!);
   } finally {
     for (const dir of dirs.values()) await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A command's wall time and peak resident memory: VmHWM, read until it exits. */
+async function measured(cmd: string, args: string[]): Promise<{ ms: number; peakMiB: number; code: number }> {
+  const t0 = performance.now();
+  const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'ignore'] });
+  let peak = 0;
+  const exited = new Promise<number>((done) => child.on('exit', (code) => done(code ?? -1)));
+  let running = true;
+  void exited.then(() => (running = false));
+  while (running) {
+    // The high-water mark only rises, so the last reading before exit is the peak.
+    // (An exited process not yet reaped has no VmHWM: NaN, skipped.)
+    const hwm = await rssBytes(child.pid!, 'VmHWM').catch(() => Number.NaN);
+    if (Number.isFinite(hwm)) peak = Math.max(peak, hwm);
+    await sleep(20);
+  }
+  return { ms: since(t0), peakMiB: mib(peak), code: await exited };
+}
+
+async function opmFigures(emit: Emit, catalog: string): Promise<void> {
+  const opm = await opmBinary();
+  if (!opm.ok) {
+    process.stderr.write(`catalog.vs_opm: skipped: ${opm.why}\n`);
+    return;
+  }
+  const bosun = join(import.meta.dirname, '../../bin/bosun.js');
+  const best = async (cmd: string, args: string[]) => {
+    const runs = [await measured(cmd, args), await measured(cmd, args)];
+    return runs.sort((a, b) => a.ms - b.ms)[0]!;
+  };
+  for (const [verb, bosunArgs, opmArgs] of [
+    ['validate', ['catalog', 'validate', catalog], ['validate', catalog]],
+    ['render', ['catalog', 'render', catalog, '-o', 'json'], ['render', catalog, '-o', 'json']],
+  ] as const) {
+    const ours = await best(process.execPath, [bosun, ...bosunArgs]);
+    const theirs = await best(opm.path, [...opmArgs]);
+    const inputs = { exitCode: ours.code, opm_ms: theirs.ms, opm_exitCode: theirs.code };
+    emit({
+      name: `catalog.vs_opm.${verb}`,
+      value: ours.ms,
+      unit: 'ms',
+      inputs: { ...inputs, speedup: Math.round((theirs.ms / ours.ms) * 10) / 10 },
+    });
+    emit({
+      name: `catalog.vs_opm.${verb}.peak_rss`,
+      value: ours.peakMiB,
+      unit: 'MiB',
+      inputs: { opm_MiB: theirs.peakMiB },
+    });
   }
 }
 

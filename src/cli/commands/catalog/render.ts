@@ -1,4 +1,4 @@
-import { encodeConfig } from '../../../catalog/encode.js';
+import { streamWriter, writeConfig } from '../../../catalog/encode.js';
 import { formatProblem } from '../../../util/result.js';
 import { type Command, str } from '../../command.js';
 import { renderInputs } from './inputs.js';
@@ -26,7 +26,7 @@ export const renderCommand: Command = {
     for (const w of r.warnings) ctx.stderr.write(`warning: ${formatProblem(displayProblem(ctx, w))}\n`);
     for (const e of r.errors) ctx.stderr.write(`error: ${formatProblem(displayProblem(ctx, e))}\n`);
     if (r.errors.length) return 1;
-    ctx.stdout.write(await encodeConfig(r.config, format));
+    await writeConfig(r.config, format, streamWriter(ctx.stdout));
     return 0;
   },
 };
