@@ -223,6 +223,58 @@ describe('catalog commands against opm v1.73.0', () => {
     expect(rows.filter((r) => !same.includes(r) && !r.departure)).toEqual([]);
   }
 
+  /**
+   * Variants of the minimal fixture for the rules where reading could differ: the CSV's
+   * olm.properties annotation (with and without metadata/properties.yaml, and an olm.package in
+   * either), and a CRD file of several documents.
+   */
+  async function craftedBundles(): Promise<string[]> {
+    const variants: Record<string, (dir: string) => Promise<void>> = {
+      'annotation-properties': (dir) =>
+        annotate(dir, [
+          { type: 'olm.maxOpenShiftVersion', value: '4.8' },
+          {
+            type: 'olm.constraint',
+            value: { failureMessage: 'x', gvk: { group: 'g', kind: 'K', version: 'v1' } },
+          },
+        ]),
+      'annotation-and-properties-file': async (dir) => {
+        await annotate(dir, [
+          { type: 'olm.package', value: { packageName: 'gizmo', version: '1.0.0' } },
+          { type: 'olm.gvk', value: { group: 'g', kind: 'K', version: 'v1' } },
+        ]);
+        await writeFile(
+          join(dir, 'metadata/properties.yaml'),
+          'properties:\n- type: olm.package\n  value: {packageName: gizmo, version: 1.0.0}\n- type: olm.label\n  value: {label: l}\n',
+        );
+      },
+      'annotation-not-a-list': (dir) => annotate(dir, { type: 'olm.label' }),
+      'crd-file-of-three-documents': async (dir) => {
+        const file = join(dir, 'manifests/gizmos.crd.yaml');
+        const crd = await readFile(file, 'utf8');
+        const other = (kind: string) =>
+          crd.replaceAll('gizmos', `${kind.toLowerCase()}s`).replace(/kind: Gizmo\b/g, `kind: ${kind}`);
+        await writeFile(file, `---\n${crd}---\n${other('Sprocket')}---\n${other('Cog')}`);
+      },
+    };
+    const dirs = [];
+    for (const [name, change] of Object.entries(variants)) {
+      const dir = join(work, 'crafted', name);
+      await cp(join(repo, 'test/fixtures/bundles/minimal'), dir, { recursive: true });
+      await change(dir);
+      dirs.push(dir);
+    }
+    return dirs;
+  }
+
+  /** Sets the CSV's olm.properties annotation (JSON of `value`). */
+  async function annotate(dir: string, value: unknown): Promise<void> {
+    const file = join(dir, 'manifests/gizmo.csv.yaml');
+    const csv = await readFile(file, 'utf8');
+    const line = `  annotations:\n    olm.properties: '${JSON.stringify(value)}'\n`;
+    await writeFile(file, csv.replace('  name: gizmo.v1.0.0\n', `  name: gizmo.v1.0.0\n${line}`));
+  }
+
   /** Whether `opm validate` refuses a one-channel catalog holding opm's rendering of a bundle. */
   async function opmRefusesInACatalog(path: string, docs: Doc[]): Promise<boolean> {
     const b = docs.find((d) => d.schema === 'olm.bundle');
@@ -244,6 +296,7 @@ describe('catalog commands against opm v1.73.0', () => {
     );
     samples.push(join(repo, 'test/fixtures/bundles/full'), join(repo, 'test/fixtures/bundles/minimal'));
     await compareRenders(path, samples, 'sample bundles');
+    await compareRenders(path, await craftedBundles(), 'bundles made for the rules opm reads by');
     const bad = join(repo, 'test/fixtures/bad');
     const dirs = readdirSync(bad, { withFileTypes: true }).filter((d) => d.isDirectory());
     await compareRenders(
