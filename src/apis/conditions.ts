@@ -114,6 +114,8 @@ export const InstallPlanConditionReason = {
   // Bosun's, for its Pruned and BundleWarnings conditions.
   UndeclaredFieldsPruned: 'UndeclaredFieldsPruned',
   BundleDecodedWithWarnings: 'BundleDecodedWithWarnings',
+  // Bosun's: a CRD replacement refused before anything changed (controllers/installplan-crd-safety.ts).
+  UnsafeCRDUpgrade: 'UnsafeCRDUpgrade',
 } as const;
 export type InstallPlanConditionReason =
   (typeof InstallPlanConditionReason)[keyof typeof InstallPlanConditionReason];

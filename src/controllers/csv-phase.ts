@@ -13,6 +13,9 @@
  *         that one has Succeeded
  *   any → Failed (NoOperatorGroup, TooManyOperatorGroups, UnsupportedOperatorGroup, ...) while
  *         the namespace's OperatorGroup does not allow the install
+ *   (none) | Pending | InstallReady → Pending (OperatorConditionNotUpgradeable) while the CSV it
+ *         replaces says Upgradeable=False in its OperatorCondition: the old version runs on
+ *         untouched, and the upgrade goes on by itself once the condition clears
  * One step per reconcile: each write of the status reconciles the CSV again, so the history in
  * `status.conditions` shows every phase the CSV went through, as OLM's does.
  */
@@ -30,6 +33,8 @@ export interface CSVObservation {
   strategy: StrategyCheck;
   /** A CSV in the same namespace whose `spec.replaces` names this one. */
   replacedBy?: { name: string; phase: CSVPhase | undefined };
+  /** The message of the Upgradeable=False condition of the CSV this one replaces, if it says so. */
+  notUpgradeable?: string;
 }
 
 export interface CSVDecision {
@@ -68,6 +73,9 @@ export function decideCSVPhase(o: CSVObservation): CSVDecision {
   if (!o.operatorGroup.ok) return decide(CSVPhase.Failed, o.operatorGroup.reason, o.operatorGroup.message);
 
   const phase = o.phase ?? CSVPhase.None;
+  const gated = [CSVPhase.None, CSVPhase.Unknown, CSVPhase.Pending, CSVPhase.InstallReady] as CSVPhase[];
+  if (o.notUpgradeable !== undefined && gated.includes(phase))
+    return decide(CSVPhase.Pending, CSVReason.OperatorConditionNotUpgradeable, o.notUpgradeable);
   const s = o.strategy;
   switch (phase) {
     case CSVPhase.None:

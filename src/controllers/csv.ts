@@ -14,6 +14,7 @@ import { CSVReason } from '../apis/conditions.js';
 import type {
   ClusterServiceVersion,
   ClusterServiceVersionStatus,
+  OperatorCondition,
   Subscription,
   SubscriptionConfig,
 } from '../apis/operators.js';
@@ -45,6 +46,7 @@ import {
 } from './csv-serving.js';
 import { cleanupDeleted, sweepOrphans } from './csv-uninstall.js';
 import { deleteIfPresent, exists, mergePatch, ServiceAccounts } from './objects.js';
+import { upgradeBlocked } from './operatorcondition.js';
 
 /** How many phase changes `status.conditions` keeps (OLM keeps a bounded history too). */
 const maxHistory = 20;
@@ -111,9 +113,17 @@ export const csvController: Controller<(typeof uses.informers)[number], (typeof 
       }
     };
     informers.subscriptions.on({ add: onSubscription, update: (_, s) => onSubscription(s) });
-    // The OperatorCondition is named after its CSV.
+    // The OperatorCondition is named after its CSV; its Upgradeable gates the CSV replacing it.
+    const onCondition = (c: OperatorCondition) => {
+      enqueue(objectKey(c.metadata.namespace, c.metadata.name));
+      for (const next of informers.csvs.list(c.metadata.namespace))
+        if (next.spec.replaces === c.metadata.name)
+          enqueue(objectKey(c.metadata.namespace, next.metadata.name));
+    };
     informers.operatorConditions.on({
-      delete: (c) => enqueue(objectKey(c.metadata.namespace, c.metadata.name)),
+      add: onCondition,
+      update: (_, c) => onCondition(c),
+      delete: onCondition,
     });
     void sweepOrphans(ctx, enqueue);
   },
@@ -150,6 +160,8 @@ async function reconcileCSV(ctx: CSVContext, csv: ClusterServiceVersion) {
 /** What one reconcile of a CSV observed, and what it computed from it. */
 interface Observed {
   og: ReturnType<typeof operatorGroupVerdict>;
+  /** Why the CSV this one replaces holds the upgrade back (its OperatorCondition), if it does. */
+  notUpgradeable: string | undefined;
   /** The CSV replacing this one, if any. */
   replacer: ClusterServiceVersion | undefined;
   /** Whether each ServiceAccount the permissions name exists. */
@@ -177,6 +189,12 @@ async function observe(ctx: CSVContext, csv: ClusterServiceVersion): Promise<Obs
   const replacer = informers.csvs
     .list(namespace)
     .find((c) => c.spec.replaces === name && c.metadata.name !== name && !c.metadata.deletionTimestamp);
+  const replaced = csv.spec.replaces
+    ? informers.csvs.get(objectKey(namespace, csv.spec.replaces))
+    : undefined;
+  const notUpgradeable = replaced
+    ? upgradeBlocked(informers.operatorConditions.get(objectKey(namespace, csv.spec.replaces)))
+    : undefined;
   const accounts = new Map<string, boolean>();
   for (const sa of csvServiceAccounts(csv)) {
     accounts.set(sa, await exists(ctx.client, objectPath(ServiceAccounts, sa, namespace)));
@@ -199,7 +217,19 @@ async function observe(ctx: CSVContext, csv: ClusterServiceVersion): Promise<Obs
     og.ok && !replacer && desired?.ok !== false
       ? await checkServingObjects(ctx, csv, og.group, serving, config?.annotations)
       : undefined;
-  return { og, replacer, accounts, requirements, config, serving, desired, deployments, live, served };
+  return {
+    og,
+    notUpgradeable,
+    replacer,
+    accounts,
+    requirements,
+    config,
+    serving,
+    desired,
+    deployments,
+    live,
+    served,
+  };
 }
 
 /** A strategy whose Deployments cannot be rendered fails the CSV, naming the fields. */
@@ -227,6 +257,7 @@ function decide(csv: ClusterServiceVersion, seen: Observed): CSVDecision {
     ...(replacer
       ? { replacedBy: { name: replacer.metadata.name ?? '', phase: replacer.status?.phase } }
       : {}),
+    ...(seen.notUpgradeable !== undefined ? { notUpgradeable: seen.notUpgradeable } : {}),
   });
   // Webhooks and API services are judged once the OperatorGroup and the requirements are (as OLM does).
   return og.ok && !replacer && requirements.met

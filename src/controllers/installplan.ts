@@ -13,6 +13,7 @@ import type { InstallPlan, InstallPlanCondition, InstallPlanStatus, Step } from 
 import { InstallPlanPhase, Resources, StepStatus } from '../apis/operators.js';
 import { objectKey } from '../kube/cache.js';
 import { crdStatusOf, isEstablished, isRefusedForGood, notEstablishedReason } from '../kube/crds.js';
+import { unsafeCRDReplacements } from './installplan-crd-safety.js';
 import { formatTime, setCondition } from '../kube/conditions.js';
 import { writeStatus } from '../kube/status.js';
 import { formatApiError, isPermanentRejection, parseApiError } from '../kube/errors.js';
@@ -46,7 +47,7 @@ const finished = (ip: InstallPlan) =>
 
 const uses = {
   informers: ['crds', 'csvs', 'installPlans', 'namespaces', 'operatorGroups'] as const,
-  ports: ['applier', 'catalogs', 'clock', 'events', 'schemas'] as const,
+  ports: ['applier', 'catalogs', 'client', 'clock', 'events', 'schemas'] as const,
 };
 
 /** What this controller reads and writes through; the manager gives it nothing else. */
@@ -170,6 +171,14 @@ async function execute(
   conditions: InstallPlanCondition[],
 ) {
   const run = new PlanRun(ctx, ip, planned, conditions);
+  // A CRD replacement that would strand stored objects refuses the plan before it changes anything.
+  if (ip.status?.phase !== InstallPlanPhase.Installing) {
+    const unsafe = await unsafeCRDReplacements(ctx, run.steps);
+    if (unsafe.length > 0) {
+      const message = `the upgrade would not be safe for what the cluster stores, so nothing was changed: ${unsafe.join('; ')}`;
+      return failRun(run, message, InstallPlanConditionReason.UnsafeCRDUpgrade);
+    }
+  }
   // Say that the plan is being carried out before carrying it out (`kubectl get ip -w` shows it).
   if (ip.status?.phase !== InstallPlanPhase.Installing)
     await setPlanStatus(ctx, ip, { ...run.base, plan: run.status(), conditions });
@@ -229,9 +238,9 @@ async function ownByCSV(run: PlanRun, step: InstallStep, applied: unknown) {
   run.steps = owned;
 }
 
-async function failRun(run: PlanRun, message: string) {
+async function failRun(run: PlanRun, message: string, reason?: InstallPlanConditionReason) {
   const { ctx, ip } = run;
-  await fail(ctx, ip, message, run.status(), run.report(ctx.clock.now()));
+  await fail(ctx, ip, message, run.status(), run.report(ctx.clock.now()), reason);
   await reportWarnings(ctx, ip, run.warnings(), uniqueProblems(run.pruned));
 }
 
@@ -346,20 +355,15 @@ async function fail(
   message: string,
   plan?: Step[],
   conditions = ip.status?.conditions,
+  reason: InstallPlanConditionReason = InstallPlanConditionReason.InstallComponentFailed,
 ) {
   await setPlanStatus(ctx, ip, {
     phase: InstallPlanPhase.Failed,
     message,
     ...(plan ? { plan } : {}),
-    conditions: setIPCondition(
-      conditions,
-      'False',
-      InstallPlanConditionReason.InstallComponentFailed,
-      message,
-      ctx.clock.now(),
-    ),
+    conditions: setIPCondition(conditions, 'False', reason, message, ctx.clock.now()),
   });
-  await ctx.events.warning(ip, InstallPlanConditionReason.InstallComponentFailed, message);
+  await ctx.events.warning(ip, reason, message);
 }
 
 function setIPCondition(

@@ -7,6 +7,7 @@
 import type { Condition, Time } from '../apis/meta.js';
 import type { ConditionOverride, OperatorCondition } from '../apis/operators.js';
 import { Resources } from '../apis/operators.js';
+import { OperatorConditionType } from '../apis/conditions.js';
 import { objectKey } from '../kube/cache.js';
 import { formatTime } from '../kube/conditions.js';
 import { writeStatus } from '../kube/status.js';
@@ -36,6 +37,20 @@ export function effectiveConditions(
   const seen = new Set(out.map((c) => c.type));
   for (const o of all) if (!seen.has(o.type)) out.push(o);
   return out;
+}
+
+/**
+ * Why the operator holds back its own upgrade, read as OLM reads it: an admin's Upgradeable
+ * override, else the operator's Upgradeable condition; undefined unless its status is False.
+ */
+export function upgradeBlocked(cond: OperatorCondition | undefined): string | undefined {
+  const find = (list: readonly { type: string }[] | undefined) =>
+    list?.find((c) => c.type === OperatorConditionType.Upgradeable);
+  const upgradeable = (find(cond?.spec?.overrides) ?? find(cond?.spec?.conditions)) as
+    { status?: string; reason?: string; message?: string } | undefined;
+  if (upgradeable?.status !== 'False') return undefined;
+  const why = upgradeable.message || upgradeable.reason || 'no reason given';
+  return `the operator is not upgradeable: ${why}`;
 }
 
 const uses = {

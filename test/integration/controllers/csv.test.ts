@@ -152,6 +152,48 @@ describe('CSV controller', () => {
     expect(events.map((e) => e.reason)).toEqual(expect.arrayContaining(['BeingReplaced']));
   });
 
+  it('an operator that says Upgradeable=False holds its upgrade until it clears', async () => {
+    const { client } = h.ctx;
+    const ns = await freshNamespace('gate');
+    await createOperatorGroup(client, ns, 'og', { targetNamespaces: [ns] });
+    await createInstallPlan(client, ns, { name: 'install-v1' });
+    await csvInPhase(client, ns, TestOperator.v1, 'Succeeded');
+    const path = objectPath(Resources.OperatorCondition, TestOperator.v1, ns);
+    await eventually('operatorcondition', () => get<OperatorCondition>(client, path));
+    const upgradeable = (status: 'True' | 'False', message: string) => ({
+      type: 'Upgradeable',
+      status,
+      reason: status === 'False' ? 'Migrating' : 'Ready',
+      message,
+      lastTransitionTime: '2026-01-01T00:00:00Z',
+    });
+    await mergePatch(client, path, {
+      spec: { conditions: [upgradeable('False', 'a migration is running')] },
+    });
+    const before = await availableDeployment(ns);
+
+    await createInstallPlan(client, ns, { name: 'install-v2', csv: TestOperator.v2 });
+    const held = await csvInPhase(client, ns, TestOperator.v2, 'Pending', 'OperatorConditionNotUpgradeable');
+    expect(held.status?.message).toBe('the operator is not upgradeable: a migration is running');
+    // Held for a while: the old version's Deployment is untouched all along.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect((await get<ClusterServiceVersion>(client, csvPath(ns, TestOperator.v2)))?.status?.reason).toBe(
+      'OperatorConditionNotUpgradeable',
+    );
+    const still = await get<Deployment>(
+      client,
+      `/apis/apps/v1/namespaces/${ns}/deployments/${TestOperator.deployment}`,
+    );
+    expect(still?.metadata?.resourceVersion).toBe(before.metadata?.resourceVersion);
+
+    // Cleared by the operator: the upgrade goes on by itself.
+    await mergePatch(client, path, { spec: { conditions: [upgradeable('True', 'done')] } });
+    await csvInPhase(client, ns, TestOperator.v2, 'Succeeded');
+    await availableDeployment(ns, (d) =>
+      JSON.stringify(d.spec?.template).includes('registry.example/testop:0.2.0'),
+    );
+  });
+
   it('each CSV gets an OperatorCondition its operator may update, mirrored into status and put back when deleted', async () => {
     const { client } = h.ctx;
     const ns = await freshNamespace('cond');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { effectiveConditions } from '../../../src/controllers/operatorcondition.js';
+import { effectiveConditions, upgradeBlocked } from '../../../src/controllers/operatorcondition.js';
 
 const cond = (type: string, status: 'True' | 'False', reason = 'R') => ({
   type,
@@ -45,5 +45,27 @@ describe('effectiveConditions', () => {
     expect(effectiveConditions({ overrides: [untimed] }, [], now)).toEqual([
       { ...untimed, lastTransitionTime: now },
     ]);
+  });
+});
+
+describe('upgradeBlocked', () => {
+  const oc = (spec: object) =>
+    ({ metadata: { name: 'op.v1' }, spec }) as Parameters<typeof upgradeBlocked>[0];
+  it('is the operator’s Upgradeable=False, with its message', () => {
+    const c = { ...cond('Upgradeable', 'False', 'Migrating'), message: 'a migration is running' };
+    expect(upgradeBlocked(oc({ conditions: [c] }))).toBe(
+      'the operator is not upgradeable: a migration is running',
+    );
+  });
+  it('an admin’s override wins, either way', () => {
+    const blocked = cond('Upgradeable', 'False', 'Migrating');
+    const allowed = cond('Upgradeable', 'True', 'Admin');
+    expect(upgradeBlocked(oc({ conditions: [blocked], overrides: [allowed] }))).toBeUndefined();
+    expect(upgradeBlocked(oc({ conditions: [allowed], overrides: [blocked] }))).toContain('Migrating');
+  });
+  it('nothing blocks without a False Upgradeable', () => {
+    expect(upgradeBlocked(undefined)).toBeUndefined();
+    expect(upgradeBlocked(oc({ conditions: [cond('Upgradeable', 'True')] }))).toBeUndefined();
+    expect(upgradeBlocked(oc({ conditions: [cond('Other', 'False')] }))).toBeUndefined();
   });
 });

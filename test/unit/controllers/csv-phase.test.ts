@@ -146,6 +146,26 @@ const table: Row[] = [
     { phase: 'Replacing', strategy: installed },
     { phase: 'Succeeded', reason: 'InstallSucceeded' },
   ],
+  [
+    'a successor whose predecessor is not upgradeable waits in Pending, installing nothing',
+    { phase: 'InstallReady', notUpgradeable: 'the operator is not upgradeable: migrating' },
+    { phase: 'Pending', reason: 'OperatorConditionNotUpgradeable', install: false },
+  ],
+  [
+    'a new successor is held before its requirements are even read',
+    { phase: undefined, notUpgradeable: 'm' },
+    { phase: 'Pending', reason: 'OperatorConditionNotUpgradeable' },
+  ],
+  [
+    'once released, the held successor goes on',
+    { phase: 'Pending', reason: 'OperatorConditionNotUpgradeable' },
+    { phase: 'InstallReady', reason: 'AllRequirementsMet' },
+  ],
+  [
+    'a successor already installing is not stopped by a later Upgradeable=False',
+    { phase: 'Installing', strategy: installed, notUpgradeable: 'm' },
+    { phase: 'Succeeded', reason: 'InstallSucceeded' },
+  ],
 ];
 
 describe('decideCSVPhase', () => {
