@@ -21,8 +21,11 @@ export async function unsafeCRDReplacements(
   const problems: string[] = [];
   for (const step of steps) {
     if (step.resource.kind !== 'CustomResourceDefinition') continue;
-    const live = ctx.informers.crds.get(step.resource.name) as CRDShape | undefined;
-    if (!live) continue;
+    if (!ctx.informers.crds.get(step.resource.name)) continue;
+    // The informer keeps CRDs without their schemas (cache-transforms.ts): read the whole one.
+    const live = await ctx.client.request<CRDShape>({
+      path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${step.resource.name}`,
+    });
     const next = JSON.parse(step.resource.manifest) as CRDShape & {
       spec?: { group?: string; names?: { plural?: string } };
     };
