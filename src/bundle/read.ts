@@ -50,14 +50,7 @@ export async function readBundleFiles(
   const found: Found[] = [];
   const problems: Problem[] = [];
   for (const sub of ['manifests', 'metadata']) await listDir(dir, sub, found, problems);
-  let total = 0;
-  for (const f of found) {
-    total += f.size;
-    if (f.size > limits.maxFileBytes)
-      problems.push({ file: join(dir, f.rel), message: fileTooLarge(f.size, limits) });
-  }
-  if (total > limits.maxTotalBytes)
-    problems.push({ file: dir, message: bundleTooLarge('its files go', limits) });
+  problems.push(...sizeProblems(dir, found, limits));
   if (problems.length) return fail(problems);
   const files: FileMap = new Map();
   await Promise.all(found.map(async (f) => files.set(f.rel, await readFile(join(dir, f.rel)))));
