@@ -57,6 +57,8 @@ export const SubscriptionConditionType = {
   PackageDeprecated: 'PackageDeprecated',
   ChannelDeprecated: 'ChannelDeprecated',
   BundleDeprecated: 'BundleDeprecated',
+  // Bosun's: the target CSV waits on the operator's Upgradeable=False (its OperatorCondition).
+  UpgradeHeld: 'UpgradeHeld',
 } as const;
 export type SubscriptionConditionType =
   (typeof SubscriptionConditionType)[keyof typeof SubscriptionConditionType];

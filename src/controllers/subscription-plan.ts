@@ -19,7 +19,7 @@ import {
   SubscriptionState,
   type SubscriptionStatus,
 } from '../apis/operators.js';
-import { SubscriptionConditionReason, SubscriptionConditionType } from '../apis/conditions.js';
+import { CSVReason, SubscriptionConditionReason, SubscriptionConditionType } from '../apis/conditions.js';
 import { CopiedFromLabel } from '../install/ownership.js';
 import { formatTime, removeCondition, setCondition } from '../kube/conditions.js';
 import { parseTolerant } from '../olm/version.js';
@@ -326,6 +326,18 @@ export function subscriptionStatus(input: StatusInput): SubscriptionStatus {
       uuid: ip.metadata.uid ?? '',
     };
     if (ip.spec.generation !== undefined) status.installPlanGeneration = ip.spec.generation;
+  }
+
+  // The operator's own gate: the new CSV waits while the installed one says Upgradeable=False.
+  if (targetCsv?.status?.reason === CSVReason.OperatorConditionNotUpgradeable) {
+    set({
+      type: SubscriptionConditionType.UpgradeHeld,
+      status: 'True',
+      reason: CSVReason.OperatorConditionNotUpgradeable,
+      message: `${target} waits: ${targetCsv?.status?.message ?? ''}`,
+    });
+  } else {
+    conditions = removeCondition(conditions, SubscriptionConditionType.UpgradeHeld);
   }
 
   const phase = ip?.status?.phase ?? InstallPlanPhase.None;

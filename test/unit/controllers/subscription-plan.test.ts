@@ -273,6 +273,34 @@ describe('subscriptionStatus', () => {
     expect(types(s)).toEqual(['CatalogSourcesUnhealthy=False/AllCatalogSourcesHealthy']);
   });
 
+  it('a target CSV held by the operator’s Upgradeable=False says so, and the condition goes when it moves on', () => {
+    const held = csv('foo.v1.1.0', '1.1.0', {
+      status: {
+        phase: 'Pending',
+        reason: 'OperatorConditionNotUpgradeable',
+        message: 'the operator is not upgradeable: migrating',
+      },
+    } as Partial<ClusterServiceVersion>);
+    const s = subscriptionStatus(
+      base({ installPlan: ip('Complete'), csvs: new Map([['foo.v1.1.0', held]]) }),
+    );
+    expect(s.conditions?.find((c) => c.type === 'UpgradeHeld')).toMatchObject({
+      status: 'True',
+      reason: 'OperatorConditionNotUpgradeable',
+      message: 'foo.v1.1.0 waits: the operator is not upgradeable: migrating',
+    });
+    const moved = csv('foo.v1.1.0', '1.1.0', { status: { phase: 'Succeeded' } });
+    const after = subscriptionStatus(
+      base({
+        sub: sub('foo', 'foo', {}, s),
+        installPlan: ip('Complete'),
+        csvs: new Map([['foo.v1.1.0', moved]]),
+      }),
+    );
+    expect(types(s).some((t) => t.startsWith('UpgradeHeld=True'))).toBe(true);
+    expect(types(after).some((t) => t.startsWith('UpgradeHeld'))).toBe(false);
+  });
+
   it('a failed plan is UpgradeFailed with InstallPlanFailed', () => {
     const failed = ip('Failed');
     failed.status!.conditions = [
