@@ -15,6 +15,7 @@ import { formatTime } from '../kube/conditions.js';
 import { writeStatus } from '../kube/status.js';
 import { formatApiError, isNotFound, parseApiError } from '../kube/errors.js';
 import { Builtin } from '../kube/resources.js';
+import { ConfigMapWatches } from './catalogsource-configmaps.js';
 import type { ReconcileResult } from '../kube/workqueue.js';
 import {
   CatalogSourceConditionReason,
@@ -65,14 +66,23 @@ export const catalogSourceController: Controller<
   name: 'catalogsource',
   kind: 'CatalogSource',
   watch(ctx, enqueue) {
+    const configMaps = new ConfigMapWatches(ctx.client, enqueue);
     ctx.informers.catalogSources.on({
-      add: (cs) => enqueue(objectKey(cs)),
+      add: (cs) => {
+        configMaps.follow(objectKey(cs), cs);
+        enqueue(objectKey(cs));
+      },
       // Status writes (our own) do not change the generation; only spec changes need a new fetch.
       update: (old, cs) => {
+        configMaps.follow(objectKey(cs), cs);
         if (old.metadata.generation !== cs.metadata.generation) enqueue(objectKey(cs));
       },
-      delete: (cs) => enqueue(objectKey(cs)),
+      delete: (cs) => {
+        configMaps.follow(objectKey(cs), undefined);
+        enqueue(objectKey(cs));
+      },
     });
+    return () => configMaps.stop();
   },
   reconcile(ctx) {
     return async (key) => reconcileCatalogSource(ctx, key);

@@ -180,7 +180,8 @@ export interface Controller<I extends InformerName = InformerName, P extends Por
   keyScope?: 'object' | 'namespace';
   informers: readonly I[];
   ports: readonly P[];
-  watch(ctx: ScopedContext<I, P>, enqueue: (key: string) => void): void;
+  /** May return what stops the watches it started itself, for the manager to call when it stops. */
+  watch(ctx: ScopedContext<I, P>, enqueue: (key: string) => void): void | (() => Promise<void>);
   reconcile(ctx: ScopedContext<I, P>): Reconcile;
 }
 

@@ -199,7 +199,8 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
         reconcile: (key) => reconcileLog.run(reconcileLogger(log, controller, key), () => reconcile(key)),
         onOutcome: (o) => reportOutcome(log, metrics, controller, o),
       });
-      controller.watch(scoped, (key) => queue.add(key));
+      const unwatch = controller.watch(scoped, (key) => queue.add(key));
+      if (unwatch) stopping.push(unwatch);
       watchQueue(controller.name, () => queue.depth());
       queues.push(queue);
     }

@@ -14,6 +14,7 @@ import {
   create,
   eventsFor,
   get,
+  mergePatch,
   Resources,
   remove,
   startTestManager,
@@ -82,6 +83,44 @@ describe('CatalogSource controller', () => {
     expect(manager.ctx.catalogs.health({ namespace: ns, name: 'cm' })?.healthy).toBe(true);
     const events = await eventsFor(ns, 'cm');
     expect(events.map((e) => e.reason)).toContain('CatalogSynced');
+  });
+
+  it('a change to a configmap source’s ConfigMap reaches the store in seconds, not at the next poll', async () => {
+    const ns = await freshNamespace('catsrc');
+    const withoutQux = testCatalogDocs.filter((d) => JSON.stringify(d).indexOf('"qux') === -1);
+    await create(ConfigMapResource, ns, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'catalog' },
+      data: { 'catalog.json': withoutQux.map((d) => JSON.stringify(d)).join('\n') },
+    } as never);
+    await create(
+      Resources.CatalogSource,
+      ns,
+      // Polled only hourly: what reaches the store within the test came through the watch.
+      catalogSource(ns, 'watched', {
+        sourceType: 'configmap',
+        configMap: 'catalog',
+        updateStrategy: { registryPoll: { interval: '1h' } },
+      }),
+    );
+    const ref = { namespace: ns, name: 'watched' };
+    const packages = () =>
+      manager.ctx.catalogs
+        .get(ref)
+        ?.config.packages.map((p) => p.name)
+        .sort();
+    await eventually('the first content', async () => (packages()?.length === 3 ? true : undefined));
+    expect(packages()).toEqual(['bar', 'baz', 'foo']);
+
+    const changed = Date.now();
+    await mergePatch(ConfigMapResource, ns, 'catalog', { data: { 'catalog.json': testCatalogJson } });
+    await eventually(
+      'the new package in the store',
+      async () => (packages()?.includes('qux') ? true : undefined),
+      15_000,
+    );
+    console.log(`configmap catalog change to the store: ${Date.now() - changed} ms`);
   });
 
   it('a configmap source naming a missing ConfigMap says so, and becomes READY once it exists', async () => {

@@ -1,0 +1,50 @@
+/**
+ * ConfigMap catalogs are watched, so that a bundle published into one reaches the cluster in
+ * seconds rather than at the next poll. Each CatalogSource of sourceType configmap gets a watch
+ * on the one ConfigMap it names (a field selector on its name, in its namespace) that keeps only
+ * metadata: a cluster-wide ConfigMap informer would hold every ConfigMap of the cluster. Any
+ * change of that ConfigMap reconciles the CatalogSource, which reads it again. Polling at
+ * `registryPoll.interval` stays, as a net under a watch that falls behind.
+ */
+import type { KubeObject } from '../apis/meta.js';
+import { type CatalogSource, SourceType } from '../apis/operators.js';
+import type { KubeClient } from '../kube/client.js';
+import { createInformer, type Informer } from '../kube/informer.js';
+import { Builtin } from '../kube/resources.js';
+
+export class ConfigMapWatches {
+  private readonly bySource = new Map<string, { configMap: string; informer: Informer<KubeObject> }>();
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly enqueue: (key: string) => void,
+  ) {}
+
+  /** Watches the ConfigMap `cs` names, or nothing for another source type or a deleted source. */
+  follow(key: string, cs: CatalogSource | undefined): void {
+    const live = cs !== undefined && !cs.metadata.deletionTimestamp;
+    const want = live && cs.spec.sourceType === SourceType.ConfigMap ? cs.spec.configMap : undefined;
+    const have = this.bySource.get(key);
+    if (have?.configMap === want) return;
+    if (have) {
+      void have.informer.stop();
+      this.bySource.delete(key);
+    }
+    if (!want || !cs) return;
+    const informer = createInformer<KubeObject>(this.client, Builtin.ConfigMap, {
+      namespace: cs.metadata.namespace,
+      fieldSelector: `metadata.name=${want}`,
+      transform: (cm) => ({ apiVersion: cm.apiVersion, kind: cm.kind, metadata: cm.metadata }),
+    });
+    const wake = () => this.enqueue(key);
+    informer.on({ add: wake, update: wake, delete: wake });
+    informer.start();
+    this.bySource.set(key, { configMap: want, informer });
+  }
+
+  async stop(): Promise<void> {
+    const all = [...this.bySource.values()];
+    this.bySource.clear();
+    await Promise.all(all.map((w) => w.informer.stop()));
+  }
+}
