@@ -12,6 +12,7 @@ import { bundleCommand } from './commands/bundle.js';
 import { catalogCommand } from './commands/catalog.js';
 import { clusterCommand } from './commands/cluster.js';
 import { operatorCommand } from './commands/operator.js';
+import { planCommand } from './commands/plan.js';
 import { explainCommand, resolveCommand } from './commands/resolve.js';
 import { startCommand } from './commands/start.js';
 
@@ -34,6 +35,7 @@ export const root: Command = {
     operatorCommand,
     resolveCommand,
     explainCommand,
+    planCommand,
   ],
 };
 

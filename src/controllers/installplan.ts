@@ -173,7 +173,7 @@ async function execute(
   const run = new PlanRun(ctx, ip, planned, conditions);
   // A CRD replacement that would strand stored objects refuses the plan before it changes anything.
   if (ip.status?.phase !== InstallPlanPhase.Installing) {
-    const unsafe = await unsafeCRDReplacements(ctx, run.steps);
+    const unsafe = await unsafeCRDReplacements(ctx.client, run.steps);
     if (unsafe.length > 0) {
       const message = `the upgrade would not be safe for what the cluster stores, so nothing was changed: ${unsafe.join('; ')}`;
       return failRun(run, message, InstallPlanConditionReason.UnsafeCRDUpgrade);

@@ -73,6 +73,11 @@ export class Applier {
     return this.patch(obj, '', applyPatchBody(obj, 'spec'));
   }
 
+  /** What `apply` would store, without storing it (server-side dry run). */
+  async dryRun<T extends KubeObject>(obj: T): Promise<T> {
+    return this.patch(obj, '', applyPatchBody(obj, 'spec'), { dryRun: 'All' });
+  }
+
   /** Applies `obj.status` through the status subresource. Returns the object as stored. */
   async applyStatus<T extends KubeObject>(obj: T): Promise<T> {
     return this.patch(obj, '/status', applyPatchBody(obj, 'status'));
@@ -100,12 +105,17 @@ export class Applier {
     return `${base}${ns}/${resource.name}/${encodeURIComponent(name)}`;
   }
 
-  private async patch<T extends KubeObject>(obj: T, subresource: string, body: unknown): Promise<T> {
+  private async patch<T extends KubeObject>(
+    obj: T,
+    subresource: string,
+    body: unknown,
+    extra: Record<string, string> = {},
+  ): Promise<T> {
     const path = (await this.pathOf(obj)) + subresource;
     return this.client.request<T>({
       method: 'PATCH',
       path,
-      query: { fieldManager: this.fieldManager, force: true },
+      query: { fieldManager: this.fieldManager, force: true, ...extra },
       body,
       contentType: PatchStrategy.ServerSideApply,
     });

@@ -1,0 +1,166 @@
+/**
+ * `bosun plan -n <namespace> <subscription>`: what approving the Subscription's pending
+ * InstallPlan would do, before anything changes. It reads the plan's steps, asks the API server
+ * for a dry run of each (server-side apply, `dryRun=All`), compares that with the live object,
+ * and checks the CRDs it would replace as the InstallPlan controller will (CRD safety).
+ */
+import type { KubeObject } from '../../apis/meta.js';
+import { type InstallPlan, Resources, type Subscription } from '../../apis/operators.js';
+import { unsafeCRDReplacements } from '../../controllers/installplan-crd-safety.js';
+import { type PreviewEntry, previewEntry } from '../../install/plan-preview.js';
+import { Applier } from '../../kube/apply.js';
+import { KubeClient, objectPath } from '../../kube/client.js';
+import { loadKubeConfig } from '../../kube/config.js';
+import { formatApiError, isNotFound, parseApiError } from '../../kube/errors.js';
+import { UserError, UsageError } from '../../util/errors.js';
+import { type Command, str } from '../command.js';
+
+interface PlanReport {
+  subscription: string;
+  namespace: string;
+  from: string | null;
+  to: string[];
+  installPlan: { name: string; phase: string; approval: string; approved: boolean } | null;
+  crdSafety: { safe: boolean; findings: string[] };
+  objects: PreviewEntry[];
+}
+
+export const planCommand: Command = {
+  name: 'plan',
+  summary: "Show what approving a Subscription's pending InstallPlan would change, before it does",
+  usage: '-n <namespace> <subscription>',
+  description:
+    "Reads the Subscription's InstallPlan and, for each of its steps, compares the live object with\n" +
+    'what a server-side dry run says would be stored: create, change (with a unified diff) or\n' +
+    'unchanged; the CSV being replaced is listed for deletion. The CRDs it would replace are checked\n' +
+    'as the InstallPlan controller checks them (CRD safety, and every existing custom resource\n' +
+    'against the new schema); an unsafe plan would be refused. Nothing is changed.',
+  args: { min: 1, max: 1 },
+  options: {
+    namespace: { type: 'string', short: 'n', valueName: 'NS', description: "The Subscription's namespace" },
+    kubeconfig: {
+      type: 'string',
+      valueName: 'FILE',
+      description: 'The cluster (default: KUBECONFIG, ~/.kube/config or in-cluster)',
+    },
+    output: { type: 'string', short: 'o', valueName: 'FORMAT', description: 'text (default) or json' },
+  },
+  run: async ({ values, positionals, ctx }) => {
+    const namespace = str(values, 'namespace');
+    if (!namespace) throw new UsageError('plan: -n <namespace> is required');
+    const output = str(values, 'output') ?? 'text';
+    if (output !== 'text' && output !== 'json')
+      throw new UsageError(`--output: "${output}" is not text or json`);
+    const { kubeConfig } = loadKubeConfig({ path: str(values, 'kubeconfig'), env: ctx.env });
+    const client = new KubeClient(kubeConfig);
+    try {
+      const report = await planReport(client, new Applier(kubeConfig, client), namespace, positionals[0]!);
+      ctx.stdout.write(output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
+      return 0;
+    } catch (err) {
+      const api = parseApiError(err);
+      if (api) throw new UserError(`the API server refused: ${formatApiError(api)}`);
+      throw err;
+    } finally {
+      client.close();
+    }
+  },
+};
+
+async function get<T>(client: KubeClient, path: string): Promise<T | undefined> {
+  return client.request<T>({ path }).catch((err: unknown) => {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  });
+}
+
+async function planReport(
+  client: KubeClient,
+  applier: Applier,
+  namespace: string,
+  name: string,
+): Promise<PlanReport> {
+  const sub = await get<Subscription>(client, objectPath(Resources.Subscription, name, namespace));
+  if (!sub) throw new UserError(`Subscription ${namespace}/${name} does not exist`);
+  const ipName = sub.status?.installPlanRef?.name;
+  const ip = ipName
+    ? await get<InstallPlan>(client, objectPath(Resources.InstallPlan, ipName, namespace))
+    : undefined;
+  const from = sub.status?.installedCSV ?? null;
+  const report: PlanReport = {
+    subscription: name,
+    namespace,
+    from,
+    to: ip?.spec.clusterServiceVersionNames ?? [],
+    installPlan: ip
+      ? {
+          name: ip.metadata.name ?? '',
+          phase: ip.status?.phase ?? '',
+          approval: ip.spec.approval,
+          approved: ip.spec.approved,
+        }
+      : null,
+    crdSafety: { safe: true, findings: [] },
+    objects: [],
+  };
+  const steps = ip?.status?.plan ?? [];
+  if (!ip || steps.length === 0) return report;
+
+  const findings = await unsafeCRDReplacements(client, steps);
+  report.crdSafety = { safe: findings.length === 0, findings };
+  for (const step of steps) {
+    const manifest = step.resource.manifest;
+    if (!manifest) continue;
+    const desired = JSON.parse(manifest) as KubeObject;
+    desired.metadata = { namespace, ...desired.metadata };
+    const path = await applier.pathOf(desired).catch(() => undefined);
+    const live = path ? await get<KubeObject>(client, path) : undefined;
+    const after = await applier.dryRun(desired).then(
+      (object) => ({ ok: true as const, object }),
+      (err: unknown) => ({ ok: false as const, message: (err as Error).message }),
+    );
+    const scoped = path?.includes('/namespaces/') ? { namespace: desired.metadata.namespace } : {};
+    report.objects.push(
+      previewEntry({ kind: step.resource.kind, name: step.resource.name, ...scoped, live, after }),
+    );
+  }
+  const to = report.to;
+  if (from && !to.includes(from))
+    report.objects.push({
+      action: 'delete',
+      kind: Resources.ClusterServiceVersion.kind,
+      name: from,
+      namespace,
+      note: 'replaced, once the new version has succeeded',
+    });
+  return report;
+}
+
+function formatReport(r: PlanReport): string {
+  const lines: string[] = [];
+  if (!r.installPlan) return `Subscription ${r.namespace}/${r.subscription} has no InstallPlan yet\n`;
+  const ip = r.installPlan;
+  lines.push(
+    `Subscription ${r.namespace}/${r.subscription}: ${r.from ?? '(nothing installed)'} -> ${r.to.join(', ')}`,
+    `InstallPlan ${ip.name}: ${ip.phase || 'not reconciled yet'}, approval ${ip.approval}${ip.approval === 'Manual' ? (ip.approved ? ', approved' : ', not approved yet') : ''}`,
+  );
+  if (r.objects.length === 0) {
+    lines.push('its steps are not planned yet');
+    return `${lines.join('\n')}\n`;
+  }
+  lines.push(r.crdSafety.safe ? 'CRD safety: safe' : 'CRD safety: UNSAFE, the plan would be refused:');
+  for (const f of r.crdSafety.findings) lines.push(`  - ${f}`);
+  lines.push('Objects:');
+  for (const o of r.objects) {
+    const where = `${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name}`;
+    lines.push(`  ${o.action.padEnd(9)} ${where}${o.note ? ` (${o.note})` : ''}`);
+    if (o.diff)
+      lines.push(
+        ...o.diff
+          .trimEnd()
+          .split('\n')
+          .map((l) => `      ${l}`),
+      );
+  }
+  return `${lines.join('\n')}\n`;
+}
