@@ -18,7 +18,7 @@ import { type CatalogSource, type ClusterServiceVersion, Resources } from '../..
 import { objectPath } from '../../src/kube/client.js';
 import { createInformer } from '../../src/kube/informer.js';
 import type { Emit } from './run.js';
-import { gadgetCrd, operatorCsv, operatorDeployment } from '../support/operator-objects.js';
+import { gadgetCrd, inline, operatorCsv, operatorDeployment } from '../support/operator-objects.js';
 import {
   benchCluster,
   coreResource as core,
@@ -34,11 +34,6 @@ import {
 const pkg = 'benchop';
 const csvName = `${pkg}.v1.0.0`;
 const globalNs = 'olm';
-
-const inline = (o: unknown) => ({
-  type: 'olm.bundle.object',
-  value: { data: Buffer.from(JSON.stringify(o)).toString('base64') },
-});
 
 /** The bench operator's catalog as a JSON stream. */
 function benchCatalog(): string {

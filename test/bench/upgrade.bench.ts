@@ -15,18 +15,13 @@ import type { KubeObject } from '../../src/apis/meta.js';
 import { type CatalogSource, type ClusterServiceVersion, Resources } from '../../src/apis/operators.js';
 import { objectPath } from '../../src/kube/client.js';
 import { createInformer } from '../../src/kube/informer.js';
-import { gadgetCrd, operatorCsv, operatorDeployment } from '../support/operator-objects.js';
+import { gadgetCrd, inline, operatorCsv, operatorDeployment } from '../support/operator-objects.js';
 import type { Emit } from './run.js';
 import { benchCluster, coreResource as core, runManager, stopProcess, waitFor } from './support.js';
 
 const pkg = 'upop';
 const globalNs = 'olm';
 const UPGRADES = 5;
-
-const inline = (o: unknown) => ({
-  type: 'olm.bundle.object',
-  value: { data: Buffer.from(JSON.stringify(o)).toString('base64') },
-});
 
 const version = (i: number) => `1.${i}.0`;
 const csvName = (i: number) => `${pkg}.v${version(i)}`;

@@ -1,5 +1,11 @@
 /** Objects that the test and bench operators' bundles share. */
 
+/** An object as an `olm.bundle.object` property (base64 of its JSON), as a published catalog carries it. */
+export const inline = (o: unknown) => ({
+  type: 'olm.bundle.object',
+  value: { data: Buffer.from(JSON.stringify(o)).toString('base64') },
+});
+
 /** The namespaced CRD `gadgets.<group>` (kind Gadget), whose schema accepts any fields. */
 export function gadgetCrd(group: string) {
   return {

@@ -38,6 +38,7 @@ import { loadKubeConfig } from '../../../src/kube/config.js';
 import { installCrds } from '../../../src/kube/crds.js';
 import { isNotFound } from '../../../src/kube/errors.js';
 import { eventually } from '../support.js';
+import { inline } from '../../support/operator-objects.js';
 
 export const installControllers: Controller[] = [
   installPlanController,
@@ -243,11 +244,7 @@ const service = {
   spec: { selector: { app: 'testop' }, ports: [{ name: 'metrics', port: 8080 }] },
 };
 
-/** An object as an `olm.bundle.object` property (base64 of its JSON). */
-export const inline = (o: unknown) => ({
-  type: 'olm.bundle.object',
-  value: { data: Buffer.from(JSON.stringify(o)).toString('base64') },
-});
+export { inline };
 
 export function testBundle(version: '0.1.0' | '0.2.0', csv: object = testCSV(version)): BundleDoc {
   return {
