@@ -59,6 +59,8 @@ export const SubscriptionConditionType = {
   BundleDeprecated: 'BundleDeprecated',
   // Bosun's: the target CSV waits on the operator's Upgradeable=False (its OperatorCondition).
   UpgradeHeld: 'UpgradeHeld',
+  // Bosun's: the last upgrade failed and was rolled back (or could not be); see status.rollback.
+  RolledBack: 'RolledBack',
 } as const;
 export type SubscriptionConditionType =
   (typeof SubscriptionConditionType)[keyof typeof SubscriptionConditionType];
@@ -83,6 +85,10 @@ export const SubscriptionConditionReason = {
   // ResolutionFailed
   ConstraintsNotSatisfiable: 'ConstraintsNotSatisfiable',
   ErrorPreventedResolution: 'ErrorPreventedResolution',
+  // RolledBack (Bosun's)
+  RollingBack: 'RollingBack',
+  RolledBack: 'RolledBack',
+  RollbackRefused: 'RollbackRefused',
 } as const;
 export type SubscriptionConditionReason =
   (typeof SubscriptionConditionReason)[keyof typeof SubscriptionConditionReason];

@@ -306,6 +306,56 @@ export interface SubscriptionStatus {
   catalogHealth?: SubscriptionCatalogHealth[];
   conditions?: SubscriptionCondition[];
   lastUpdated: Time;
+  /** Bosun's: the versions this Subscription installed, newest first (a short history). */
+  history?: SubscriptionHistoryEntry[];
+  /** Bosun's: the last rollback, while it is under way and while its failed version is held back. */
+  rollback?: SubscriptionRollback;
+}
+
+/** What became of a version the Subscription installed or tried. */
+export const HistoryOutcome = {
+  /** Reached Succeeded. */
+  Installed: 'Installed',
+  /** An upgrade to it failed (never became healthy in time, or Failed) and was rolled back. */
+  Failed: 'Failed',
+  /** Reinstated by a rollback, and Succeeded again. */
+  RolledBack: 'RolledBack',
+} as const;
+export type HistoryOutcome = (typeof HistoryOutcome)[keyof typeof HistoryOutcome];
+
+export interface SubscriptionHistoryEntry {
+  csv: string;
+  version?: string;
+  time: Time;
+  outcome: HistoryOutcome;
+  message?: string;
+}
+
+export const RollbackPhase = {
+  /** The failed version is being removed and the previous one reinstated. */
+  RollingBack: 'RollingBack',
+  /** The previous version runs again; the failed one is held back. */
+  RolledBack: 'RolledBack',
+  /** Rolling back would lose what the cluster stores, or there is nothing to go back to: nothing was changed. */
+  Refused: 'Refused',
+} as const;
+export type RollbackPhase = (typeof RollbackPhase)[keyof typeof RollbackPhase];
+
+export interface SubscriptionRollback {
+  phase: RollbackPhase;
+  /** The CSV rolled back from, held back until the catalog changes it or a retry is asked for. */
+  from: string;
+  /** The CSV reinstated. */
+  to?: string;
+  /** Why: the deadline passed, the CSV failed, or a user asked. */
+  cause: string;
+  message?: string;
+  startedAt: Time;
+  completedAt?: Time;
+  /** The catalog's bundle of `from` when the rollback began: the hold lasts while it is the same. */
+  bundleDigest?: string;
+  /** The value of the rollback request annotation this rollback answered, if a user asked. */
+  request?: string;
 }
 
 export type Subscription = OperatorsObject<'Subscription', SubscriptionSpec, SubscriptionStatus>;
@@ -399,6 +449,35 @@ export interface InstallPlanStatus {
   attenuatedServiceAccountRef?: ObjectReference;
   startTime?: Time;
   message?: string;
+  /** Bosun's: what approving the plan would do, in short (`bosun plan` shows it in full). */
+  summary?: InstallPlanSummary;
+}
+
+/** One hop of an upgrade through a channel: the entry `to` upgrades `from` by its `via` edge. */
+export interface InstallPlanPathHop {
+  from: string;
+  to: string;
+  via: 'replaces' | 'skips' | 'skipRange';
+  /** For a skipRange hop, the entry's range. */
+  skipRange?: string;
+}
+
+/**
+ * What approving an InstallPlan would do, written when its steps are first planned (so it says
+ * what was there then): the installed CSV it upgrades, the path to the new one through the
+ * catalog's channel, how many of its objects exist already, and the RBAC rules added and removed.
+ */
+export interface InstallPlanSummary {
+  /** The installed CSV the plan upgrades; absent for a new install. */
+  from?: string;
+  to: string[];
+  /** The channel the path goes through; absent when there is no path (or no upgrade). */
+  channel?: string;
+  path?: InstallPlanPathHop[];
+  /** Steps whose object does not exist yet, those that do (applied again), and CSVs replaced. */
+  objects: { create: number; present: number; delete: number };
+  /** CSV permission rules (per service account) added and removed. */
+  rbac: { added: number; removed: number };
 }
 
 export type InstallPlan = OperatorsObject<'InstallPlan', InstallPlanSpec, InstallPlanStatus>;

@@ -13,6 +13,7 @@ import { catalogCommand } from './commands/catalog.js';
 import { clusterCommand } from './commands/cluster.js';
 import { operatorCommand } from './commands/operator.js';
 import { planCommand } from './commands/plan.js';
+import { rollbackCommand, upgradeCommand } from './commands/rollback.js';
 import { explainCommand, resolveCommand } from './commands/resolve.js';
 import { startCommand } from './commands/start.js';
 
@@ -36,6 +37,8 @@ export const root: Command = {
     resolveCommand,
     explainCommand,
     planCommand,
+    rollbackCommand,
+    upgradeCommand,
   ],
 };
 

@@ -14,12 +14,14 @@ import { InstallPlanPhase, Resources, StepStatus } from '../apis/operators.js';
 import { objectKey } from '../kube/cache.js';
 import { crdStatusOf, isEstablished, isRefusedForGood, notEstablishedReason } from '../kube/crds.js';
 import { unsafeCRDReplacements } from './installplan-crd-safety.js';
+import { withPlanSummary } from './installplan-summary.js';
 import { formatTime, setCondition } from '../kube/conditions.js';
 import { writeStatus } from '../kube/status.js';
 import { formatApiError, isPermanentRejection, parseApiError } from '../kube/errors.js';
 import type { CSVIdentity } from '../install/ownership.js';
 import { type InstallStep, ownInstallSteps, stepObject, stepsByPhase } from '../install/plan.js';
 import { subschema } from '../install/prune.js';
+import { RollbackAnnotations } from '../install/rollback.js';
 import { decodeAsTyped } from '../install/typed-decoding.js';
 import type { Problem } from '../util/result.js';
 import type { Controller, ScopedContext } from './context.js';
@@ -77,7 +79,7 @@ export const installPlanController: Controller<(typeof uses.informers)[number], 
     // Named steps: plan the steps (or wait for the catalog, or fail), show them and wait for
     // approval, then carry them out (execute).
     reconcile: (ctx) => async (key) => {
-      const ip = ctx.informers.installPlans.get(key);
+      let ip = ctx.informers.installPlans.get(key);
       if (ip === undefined || ip.metadata.deletionTimestamp || finished(ip)) return;
 
       const planned = await planSteps(ctx, ip);
@@ -92,6 +94,9 @@ export const installPlanController: Controller<(typeof uses.informers)[number], 
         await fail(ctx, ip, planned.message);
         return;
       }
+      if (ip.metadata.annotations?.[RollbackAnnotations.rollbackFrom] !== undefined)
+        planned.steps = keepLiveCRDs(ctx, planned.steps);
+      ip = await withPlanSummary(ctx, ip, planned); // status.summary, once (installplan-summary.ts)
       // Bundle warnings are known before anything is applied: a Manual plan shows them too.
       const warned = warningConditions(
         ip.status?.conditions,
@@ -110,6 +115,18 @@ export const installPlanController: Controller<(typeof uses.informers)[number], 
       return execute(ctx, ip, planned, warned);
     },
   };
+
+/**
+ * A rollback plan's steps without the CRDs that exist: a rollback keeps the newer CRD, so it
+ * drops no stored version and no field a custom resource uses (src/install/rollback.ts checked
+ * that the older operator's versions are still served).
+ */
+function keepLiveCRDs(ctx: InstallPlanContext, steps: InstallStep[]): InstallStep[] {
+  return steps.filter(
+    (s) =>
+      s.resource.kind !== 'CustomResourceDefinition' || ctx.informers.crds.get(s.resource.name) === undefined,
+  );
+}
 
 /**
  * One run of an approved plan. Every run applies the whole plan again (each apply is

@@ -16,13 +16,18 @@ import {
   type Subscription,
   type SubscriptionCatalogHealth,
   type SubscriptionCondition,
+  type SubscriptionHistoryEntry,
+  type SubscriptionRollback,
   SubscriptionState,
+  HistoryOutcome,
+  RollbackPhase,
   type SubscriptionStatus,
 } from '../apis/operators.js';
 import { CSVReason, SubscriptionConditionReason, SubscriptionConditionType } from '../apis/conditions.js';
 import { CopiedFromLabel } from '../install/ownership.js';
 import { formatTime, removeCondition, setCondition } from '../kube/conditions.js';
 import { parseTolerant } from '../olm/version.js';
+import { pushHistory } from '../install/rollback.js';
 import type {
   InstalledOperator,
   ResolutionInput,
@@ -256,6 +261,8 @@ export interface StatusInput {
   /** The InstallPlan for the target CSV, or the one the status already references. */
   installPlan?: InstallPlan;
   csvs: ReadonlyMap<string, ClusterServiceVersion>;
+  /** The Subscription's rollback and history, as the upgrade guard left them (default: as they are). */
+  rollback?: { rollback: SubscriptionRollback | undefined; history: readonly SubscriptionHistoryEntry[] };
 }
 
 type Cond = Omit<SubscriptionCondition, 'lastTransitionTime'>;
@@ -302,6 +309,26 @@ export function subscriptionStatus(input: StatusInput): SubscriptionStatus {
   const target = status.currentCSV;
   const targetCsv = target ? csvs.get(target) : undefined;
   const succeeded = targetCsv?.status?.phase === CSVPhase.Succeeded;
+  const guarded = input.rollback ?? { rollback: previous?.rollback, history: previous?.history ?? [] };
+  let history = [...guarded.history];
+  // The target before this resolution first: it may have Succeeded as the next upgrade was found.
+  for (const name of new Set([previous?.currentCSV, target])) {
+    const csv = name ? csvs.get(name) : undefined;
+    if (!name || csv?.status?.phase !== CSVPhase.Succeeded || history[0]?.csv === name) continue;
+    history = pushHistory(history, {
+      csv: name,
+      ...(csv.spec.version ? { version: csv.spec.version } : {}),
+      time: formatTime(now),
+      outcome: HistoryOutcome.Installed,
+    });
+  }
+  if (history.length > 0) status.history = history;
+  else delete status.history;
+  const rollback = guarded.rollback;
+  if (rollback) status.rollback = rollback;
+  else delete status.rollback;
+  if (rollback) set(rollbackCondition(rollback));
+  else conditions = removeCondition(conditions, SubscriptionConditionType.RolledBack);
   if (succeeded) status.installedCSV = target;
   else if (status.installedCSV && csvs.get(status.installedCSV)?.status?.phase !== CSVPhase.Succeeded) {
     delete status.installedCSV;
@@ -370,9 +397,39 @@ export function subscriptionStatus(input: StatusInput): SubscriptionStatus {
     conditions = removeCondition(conditions, SubscriptionConditionType.InstallPlanPending);
   }
 
-  if (failed) status.state = SubscriptionState.UpgradeFailed;
+  if (failed || rollback?.phase === RollbackPhase.RolledBack) status.state = SubscriptionState.UpgradeFailed;
   else if (succeeded) status.state = SubscriptionState.AtLatestKnown;
   else if (target) status.state = SubscriptionState.UpgradePending;
   status.conditions = conditions;
   return status;
+}
+
+/** The RolledBack condition a rollback shows, with its cause. */
+function rollbackCondition(r: SubscriptionRollback): Cond {
+  const type = SubscriptionConditionType.RolledBack;
+  switch (r.phase) {
+    case RollbackPhase.RollingBack:
+      return {
+        type,
+        status: 'True',
+        reason: SubscriptionConditionReason.RollingBack,
+        message: `rolling back from ${r.from} to ${r.to}: ${r.cause}`,
+      };
+    case RollbackPhase.RolledBack:
+      return {
+        type,
+        status: 'True',
+        reason: SubscriptionConditionReason.RolledBack,
+        message:
+          `rolled back from ${r.from} to ${r.to}: ${r.cause}. ${r.from} is not tried again until the ` +
+          `catalog changes it, or \`bosun upgrade retry\` asks for it`,
+      };
+    case RollbackPhase.Refused:
+      return {
+        type,
+        status: 'False',
+        reason: SubscriptionConditionReason.RollbackRefused,
+        message: `${r.cause}; not rolled back: ${r.message ?? ''}`,
+      };
+  }
 }

@@ -28,7 +28,8 @@ import { writeStatus } from '../kube/status.js';
 import { isAlreadyExists } from '../kube/errors.js';
 import { explainText, resolve } from '../resolver/index.js';
 import type { ResolutionResult, SubscriptionOutcome } from '../resolver/types.js';
-import type { Controller, ScopedContext } from './context.js';
+import type { CatalogSnapshot, Controller, ScopedContext } from './context.js';
+import { guardUpgrades, type RollbackView } from './subscription-rollback.js';
 import {
   type CatalogState,
   desiredInstallPlan,
@@ -41,7 +42,7 @@ import {
 } from './subscription-plan.js';
 
 const uses = {
-  informers: ['catalogSources', 'csvs', 'installPlans', 'operatorGroups', 'subscriptions'] as const,
+  informers: ['catalogSources', 'crds', 'csvs', 'installPlans', 'operatorGroups', 'subscriptions'] as const,
   ports: ['applier', 'catalogs', 'client', 'clock', 'events', 'globalNamespace', 'metrics'] as const,
 };
 
@@ -82,22 +83,27 @@ export const subscriptionController: Controller<
     });
   },
   reconcile(ctx) {
-    return async (namespace) => {
-      await reconcileNamespace(ctx, namespace);
-    };
+    return async (namespace) => reconcileNamespace(ctx, namespace);
   },
 };
 
 /**
- * One reconcile of a namespace's Subscriptions, as named steps: resolve them together, create
- * the Subscriptions generated for dependencies, make sure each target has its InstallPlan, then
- * write each Subscription's status.
+ * One reconcile of a namespace's Subscriptions, as named steps: guard upgrades (roll back a
+ * failed one, ./subscription-rollback.ts), resolve them together, create the Subscriptions
+ * generated for dependencies, make sure each target has its InstallPlan, then write each
+ * Subscription's status.
  */
-async function reconcileNamespace(ctx: SubscriptionContext, namespace: string): Promise<void> {
+async function reconcileNamespace(
+  ctx: SubscriptionContext,
+  namespace: string,
+): Promise<{ requeueAfter: number } | undefined> {
   const subs = ctx.informers.subscriptions.list(namespace).filter((s) => !s.metadata.deletionTimestamp);
-  if (subs.length === 0) return;
-  const csvs = ctx.informers.csvs.list(namespace);
-  const result = resolveNamespace(ctx, namespace, subs, csvs);
+  if (subs.length === 0) return undefined;
+  const rollbacks = await guardUpgrades(ctx, subs, ctx.informers.csvs.list(namespace));
+  // A version rolled back from is out of resolution: as if it were neither installed nor offered.
+  const held = new Set([...rollbacks.values()].flatMap((v) => (v.heldBack ? [v.heldBack] : [])));
+  const csvs = ctx.informers.csvs.list(namespace).filter((c) => !held.has(c.metadata.name!));
+  const result = resolveNamespace(ctx, namespace, subs, csvs, held);
   if (result?.ok) {
     for (const g of generatedSubscriptions(result, subs))
       await createGeneratedSubscription(ctx, namespace, g);
@@ -105,10 +111,30 @@ async function reconcileNamespace(ctx: SubscriptionContext, namespace: string): 
   const installPlans = result?.ok
     ? await ensureInstallPlans(ctx, subs, result)
     : new Map<string, InstallPlan>();
-  await writeStatuses(ctx, namespace, subs, csvs, result, installPlans);
+  await writeStatuses(ctx, namespace, subs, csvs, result, installPlans, rollbacks);
   if (result && !result.ok) {
     for (const sub of subs) void ctx.events.warning(sub, 'ResolutionFailed', result.message);
   }
+  const due = [...rollbacks.values()].flatMap((v) =>
+    v.requeueAfterMs !== undefined ? [v.requeueAfterMs] : [],
+  );
+  return due.length > 0 ? { requeueAfter: Math.max(0, Math.min(...due)) } : undefined;
+}
+
+/** The catalogs without the bundles held back after a rollback (the same objects when none are). */
+function withoutHeld(catalogs: CatalogSnapshot[], held: ReadonlySet<string>): CatalogSnapshot[] {
+  if (held.size === 0) return catalogs;
+  return catalogs.map((c) => ({
+    ...c,
+    config: {
+      ...c.config,
+      bundles: c.config.bundles.filter((b) => !held.has(b.name)),
+      channels: c.config.channels.map((ch) => ({
+        ...ch,
+        entries: ch.entries.filter((e) => !held.has(e.name)),
+      })),
+    },
+  }));
 }
 
 /**
@@ -120,6 +146,7 @@ function resolveNamespace(
   namespace: string,
   subs: readonly Subscription[],
   csvs: readonly ClusterServiceVersion[],
+  held: ReadonlySet<string>,
 ): ResolutionResult | undefined {
   const syncing = subs.some((s) => {
     const ref = { namespace: s.spec.sourceNamespace, name: s.spec.source };
@@ -130,7 +157,8 @@ function resolveNamespace(
     );
   });
   if (syncing) return undefined;
-  const input = resolutionInput(namespace, subs, csvs, ctx.catalogs.visibleFrom(namespace), ctx.catalogs);
+  const catalogs = withoutHeld(ctx.catalogs.visibleFrom(namespace), held);
+  const input = resolutionInput(namespace, subs, csvs, catalogs, ctx.catalogs);
   const started = performance.now();
   // Resolved once, with the explanation: it says which bundle needs each dependency (for
   // inherited approvals), and a failure's message comes from it.
@@ -163,6 +191,7 @@ async function writeStatuses(
   csvs: readonly ClusterServiceVersion[],
   result: ResolutionResult | undefined,
   installPlans: ReadonlyMap<string, InstallPlan>,
+  rollbacks: ReadonlyMap<string, RollbackView>,
 ) {
   const now = ctx.clock.now();
   const csvByName = new Map(csvs.map((c) => [c.metadata.name!, c]));
@@ -182,6 +211,7 @@ async function writeStatuses(
       catalog: catalogState(ctx, sub),
       ...(ip ? { installPlan: ip } : {}),
       csvs: csvByName,
+      rollback: rollbacks.get(name) ?? { rollback: undefined, history: sub.status?.history ?? [] },
     };
     const status = subscriptionStatus(input);
     if (await writeStatus(ctx.applier, { resource: Resources.Subscription, object: sub, next: status })) {

@@ -143,6 +143,30 @@ export const crdAllowances: Allowance[] = [
     ours: 'any',
     theirs: 'any',
   },
+  {
+    name: 'a Subscription remembers the versions it installed',
+    kinds: ['Subscription'],
+    path: '.status.history',
+    aspect: 'field',
+    ours: 'declared',
+    theirs: undefined,
+  },
+  {
+    name: 'a Subscription shows its last rollback',
+    kinds: ['Subscription'],
+    path: '.status.rollback',
+    aspect: 'field',
+    ours: 'declared',
+    theirs: undefined,
+  },
+  {
+    name: 'an InstallPlan summarises what it will do',
+    kinds: ['InstallPlan'],
+    path: '.status.summary',
+    aspect: 'field',
+    ours: 'declared',
+    theirs: undefined,
+  },
 ];
 
 export function allows(a: Allowance, kind: OperatorsKind, d: CrdDifference): boolean {

@@ -4,8 +4,10 @@ import {
   type BundleLookupCondition,
   type InstallPlan,
   type InstallPlanCondition,
+  type InstallPlanPathHop,
   type InstallPlanSpec,
   type InstallPlanStatus,
+  type InstallPlanSummary,
   Resources,
   type Step,
   type StepResource,
@@ -62,6 +64,38 @@ const bundleLookup = object<BundleLookup>({
   properties: string(),
 });
 
+const count = () => required(integer({ minimum: 0 }));
+
+const summary = object<InstallPlanSummary>(
+  {
+    from: string({ description: 'The installed CSV the plan upgrades; absent for a new install.' }),
+    to: required(array(string())),
+    channel: string({ description: 'The catalog channel the path goes through.' }),
+    path: array(
+      object<InstallPlanPathHop>({
+        from: required(string()),
+        to: required(string()),
+        via: required(oneOf(['replaces', 'skips', 'skipRange'])),
+        skipRange: string(),
+      }),
+      { description: 'Each hop from the installed CSV to the new one, and the edge that allows it.' },
+    ),
+    objects: required(
+      object<InstallPlanSummary['objects']>(
+        { create: count(), present: count(), delete: count() },
+        { description: 'Steps whose object is new, steps whose object exists already, CSVs replaced.' },
+      ),
+    ),
+    rbac: required(
+      object<InstallPlanSummary['rbac']>(
+        { added: count(), removed: count() },
+        { description: 'CSV permission rules (per service account) added and removed.' },
+      ),
+    ),
+  },
+  { description: 'What approving the plan would do, in short, as planned (Bosun).' },
+);
+
 const status = object<InstallPlanStatus>(
   {
     phase: required(string({ description: 'Planning, RequiresApproval, Installing, Complete or Failed.' })),
@@ -81,6 +115,7 @@ const status = object<InstallPlanStatus>(
     attenuatedServiceAccountRef: objectReference(),
     startTime: time(),
     message: string(),
+    summary,
   },
   { preserveUnknownFields: true },
 );

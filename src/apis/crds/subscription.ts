@@ -1,11 +1,15 @@
 import {
   Approval,
+  HistoryOutcome,
   type InstallPlanReference,
+  RollbackPhase,
   Resources,
   type Subscription,
   type SubscriptionCatalogHealth,
   type SubscriptionCondition,
   type SubscriptionConfig,
+  type SubscriptionHistoryEntry,
+  type SubscriptionRollback,
   type SubscriptionSpec,
   type SubscriptionStatus,
 } from '../operators.js';
@@ -90,6 +94,32 @@ const status = object<SubscriptionStatus>(
       }),
     ),
     lastUpdated: required(time()),
+    history: array(
+      object<SubscriptionHistoryEntry>({
+        csv: required(string()),
+        version: string(),
+        time: required(time()),
+        outcome: required(oneOf(Object.values(HistoryOutcome))),
+        message: string(),
+      }),
+      { description: 'The versions installed or tried, newest first (Bosun).' },
+    ),
+    rollback: object<SubscriptionRollback>(
+      {
+        phase: required(oneOf(Object.values(RollbackPhase))),
+        from: required(
+          string({ description: 'The CSV rolled back from; held back until the catalog changes it.' }),
+        ),
+        to: string({ description: 'The CSV reinstated.' }),
+        cause: required(string()),
+        message: string(),
+        startedAt: required(time()),
+        completedAt: time(),
+        bundleDigest: string(),
+        request: string(),
+      },
+      { description: 'The last rollback (Bosun).' },
+    ),
   },
   { preserveUnknownFields: true },
 );

@@ -2,12 +2,23 @@
  * `bosun plan -n <namespace> <subscription>`: what approving the Subscription's pending
  * InstallPlan would do, before anything changes. It reads the plan's steps, asks the API server
  * for a dry run of each (server-side apply, `dryRun=All`), compares that with the live object,
- * and checks the CRDs it would replace as the InstallPlan controller will (CRD safety).
+ * and checks the CRDs it would replace as the InstallPlan controller will (CRD safety). The path
+ * through the channel graph is the InstallPlan controller's (`status.summary`, computed from the
+ * catalog the manager holds); the RBAC delta compares the installed CSV's permissions with the
+ * new CSV's.
  */
 import type { KubeObject } from '../../apis/meta.js';
-import { type InstallPlan, Resources, type Subscription } from '../../apis/operators.js';
+import {
+  type ClusterServiceVersion,
+  type InstallPlan,
+  type InstallPlanPathHop,
+  Resources,
+  type Subscription,
+} from '../../apis/operators.js';
 import { unsafeCRDReplacements } from '../../controllers/installplan-crd-safety.js';
+import { describeHop } from '../../install/plan-path.js';
 import { type PreviewEntry, previewEntry } from '../../install/plan-preview.js';
+import { csvRbacDelta, describeRule, type RbacDelta, RbacScope } from '../../install/rbac-delta.js';
 import { Applier } from '../../kube/apply.js';
 import { KubeClient, objectPath } from '../../kube/client.js';
 import { loadKubeConfig } from '../../kube/config.js';
@@ -21,7 +32,15 @@ interface PlanReport {
   from: string | null;
   to: string[];
   installPlan: { name: string; phase: string; approval: string; approved: boolean } | null;
+  /**
+   * The way through the catalog's channel, from the InstallPlan's `status.summary`: null when the
+   * controller has not written one; no channel and no hops when there is none (a new install, or
+   * no path from the installed CSV).
+   */
+  path: { channel: string | null; hops: InstallPlanPathHop[] } | null;
   crdSafety: { safe: boolean; findings: string[] };
+  /** CSV permission rules (per service account) the upgrade adds and removes. */
+  rbac: RbacDelta;
   objects: PreviewEntry[];
 }
 
@@ -100,11 +119,23 @@ async function planReport(
           approved: ip.spec.approved,
         }
       : null,
+    path: null,
     crdSafety: { safe: true, findings: [] },
+    rbac: { added: [], removed: [] },
     objects: [],
   };
   const steps = ip?.status?.plan ?? [];
   if (!ip || steps.length === 0) return report;
+
+  const summary = ip.status?.summary;
+  if (summary) report.path = { channel: summary.channel ?? null, hops: summary.path ?? [] };
+  const installed = from
+    ? await get<ClusterServiceVersion>(client, objectPath(Resources.ClusterServiceVersion, from, namespace))
+    : undefined;
+  const newCSVs = steps
+    .filter((s) => s.resource.kind === Resources.ClusterServiceVersion.kind && s.resource.manifest)
+    .map((s) => JSON.parse(s.resource.manifest!) as ClusterServiceVersion);
+  report.rbac = csvRbacDelta(installed ? [installed] : [], newCSVs);
 
   const findings = await unsafeCRDReplacements(client, steps);
   report.crdSafety = { safe: findings.length === 0, findings };
@@ -148,8 +179,10 @@ function formatReport(r: PlanReport): string {
     lines.push('its steps are not planned yet');
     return `${lines.join('\n')}\n`;
   }
+  lines.push(...formatPath(r));
   lines.push(r.crdSafety.safe ? 'CRD safety: safe' : 'CRD safety: UNSAFE, the plan would be refused:');
   for (const f of r.crdSafety.findings) lines.push(`  - ${f}`);
+  lines.push(...formatRbac(r.rbac));
   lines.push('Objects:');
   for (const o of r.objects) {
     const where = `${o.kind} ${o.namespace ? `${o.namespace}/` : ''}${o.name}`;
@@ -163,4 +196,23 @@ function formatReport(r: PlanReport): string {
       );
   }
   return `${lines.join('\n')}\n`;
+}
+
+function formatPath(r: PlanReport): string[] {
+  if (!r.from) return [];
+  if (!r.path) return ['Path: not known yet (the InstallPlan controller has not written status.summary)'];
+  if (!r.path.channel)
+    return [`Path: none found in the catalog's channels from ${r.from} to ${r.to.join(', ')}`];
+  return [`Path through channel ${r.path.channel}:`, ...r.path.hops.map((h) => `  ${describeHop(h)}`)];
+}
+
+function formatRbac(d: RbacDelta): string[] {
+  if (d.added.length === 0 && d.removed.length === 0) return ['RBAC: no change to the CSV permissions'];
+  const line = (sign: string) => (rule: RbacDelta['added'][number]) =>
+    `  ${sign} ${rule.serviceAccount} (${rule.scope === RbacScope.Cluster ? 'cluster-wide' : 'namespaced'}): ${describeRule(rule)}`;
+  return [
+    'RBAC (CSV permissions, by service account):',
+    ...d.added.map(line('+')),
+    ...d.removed.map(line('-')),
+  ];
 }

@@ -1,7 +1,8 @@
 /**
  * `bosun plan` against the local control plane: a Manual upgrade's plan, shown before approval,
- * with a dry-run diff of each changed object, the CRD safety verdict, and nothing changed. (The
- * Deployments are the new CSV's to roll out once it is created; the plan shows the CSV.)
+ * with the path through the channel, a dry-run diff of each changed object, the CRD safety
+ * verdict, the RBAC added and removed, and nothing changed; and the InstallPlan's own summary.
+ * (The Deployments are the new CSV's to roll out once it is created; the plan shows the CSV.)
  */
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import type { InstallPlan, Subscription } from '../../../src/apis/operators.js';
@@ -20,11 +21,29 @@ import {
   installOperatorCrds,
   ipPath,
   startInstallControllers,
+  testBundle,
   testCatalog,
+  testCatalogSnapshot,
+  testCSV,
   TestOperator,
 } from './install-harness.js';
 
 let h: Harness;
+
+/**
+ * A catalog whose 0.2.0 asks for other RBAC than 0.1.0: Secrets to read in its namespace, and
+ * Nodes to watch as well as get and list.
+ */
+const planCatalog = { namespace: testCatalog.namespace, name: 'plancat' };
+function planCatalogSnapshot() {
+  const v2 = testCSV('0.2.0');
+  const strategy = v2.spec.install.spec;
+  strategy.permissions[0]!.rules.push({ apiGroups: [''], resources: ['secrets'], verbs: ['get'] });
+  strategy.clusterPermissions[0]!.rules = [
+    { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'list', 'watch'] },
+  ];
+  return testCatalogSnapshot([testBundle('0.1.0'), testBundle('0.2.0', v2)], planCatalog);
+}
 
 beforeAll(async () => {
   await installOperatorCrds();
@@ -42,8 +61,14 @@ describe('bosun plan', () => {
     await createOperatorGroup(client, ns, 'og', { targetNamespaces: [ns] });
     await createInstallPlan(client, ns, { name: 'install-v1' });
     await csvInPhase(client, ns, TestOperator.v1, 'Succeeded');
-    await createInstallPlan(client, ns, { name: 'install-v2', csv: TestOperator.v2, approval: 'Manual' });
-    await eventually('the plan waits for approval', async () => {
+    h.catalogs.set(planCatalogSnapshot());
+    await createInstallPlan(client, ns, {
+      name: 'install-v2',
+      csv: TestOperator.v2,
+      approval: 'Manual',
+      source: planCatalog.name,
+    });
+    const waiting = await eventually('the plan waits for approval', async () => {
       const ip = await get<InstallPlan>(client, ipPath(ns, 'install-v2'));
       return ip?.status?.phase === 'RequiresApproval' ? ip : undefined;
     });
@@ -74,6 +99,22 @@ describe('bosun plan', () => {
         },
       },
     });
+    // The plan's status says in short what approving it would do, for `kubectl get ip -o yaml`.
+    const steps = waiting.status?.plan ?? [];
+    expect(waiting.status?.summary).toEqual({
+      from: TestOperator.v1,
+      to: [TestOperator.v2],
+      channel: 'stable',
+      path: [{ from: TestOperator.v1, to: TestOperator.v2, via: 'replaces' }],
+      objects: {
+        // New: the CSV and the RBAC objects named after it; there already: the CRD, the
+        // ServiceAccount, the ConfigMap and the Service.
+        create: steps.length - 4,
+        present: 4,
+        delete: 1,
+      },
+      rbac: { added: 2, removed: 1 },
+    });
     const before = await get<Deployment>(client, deploymentPath(ns, TestOperator.deployment));
 
     const env = { ...process.env, KUBECONFIG: inject('kubeconfig') };
@@ -83,6 +124,12 @@ describe('bosun plan', () => {
     expect(text.stdout).toContain(`Subscription ${ns}/testop: ${TestOperator.v1} -> ${TestOperator.v2}`);
     expect(text.stdout).toContain('approval Manual, not approved yet');
     expect(text.stdout).toContain('CRD safety: safe');
+    expect(text.stdout).toContain(
+      `Path through channel stable:\n  ${TestOperator.v1} -> ${TestOperator.v2} (replaces)\n`,
+    );
+    expect(text.stdout).toContain(`+ ${TestOperator.serviceAccount} (namespaced): get secrets\n`);
+    expect(text.stdout).toContain(`+ ${TestOperator.serviceAccount} (cluster-wide): get,list,watch nodes\n`);
+    expect(text.stdout).toContain(`- ${TestOperator.serviceAccount} (cluster-wide): get,list nodes\n`);
     // The ServiceAccount moves to the new CSV: a change, with its diff.
     expect(text.stdout).toMatch(new RegExp(`change +ServiceAccount ${ns}/${TestOperator.serviceAccount}`));
     expect(text.stdout).toContain(`-    olm.owner: ${TestOperator.v1}`);
@@ -93,8 +140,33 @@ describe('bosun plan', () => {
     expect(text.stdout).toMatch(/unchanged +CustomResourceDefinition widgets.testop.bosun.dev/);
 
     const json = await runBosun(['plan', '-n', ns, 'testop', '-o', 'json'], { env });
-    const report = JSON.parse(json.stdout) as { to: string[]; objects: { action: string; kind: string }[] };
+    const report = JSON.parse(json.stdout) as {
+      to: string[];
+      path: unknown;
+      rbac: { added: unknown[]; removed: unknown[] };
+      objects: { action: string; kind: string }[];
+    };
     expect(report.to).toEqual([TestOperator.v2]);
+    expect(report.path).toEqual({
+      channel: 'stable',
+      hops: [{ from: TestOperator.v1, to: TestOperator.v2, via: 'replaces' }],
+    });
+    expect(report.rbac.added).toContainEqual({
+      scope: 'namespace',
+      serviceAccount: TestOperator.serviceAccount,
+      verbs: ['get'],
+      apiGroups: [''],
+      resources: ['secrets'],
+    });
+    expect(report.rbac.removed).toEqual([
+      {
+        scope: 'cluster',
+        serviceAccount: TestOperator.serviceAccount,
+        verbs: ['get', 'list'],
+        apiGroups: [''],
+        resources: ['nodes'],
+      },
+    ]);
     expect(report.objects.find((o) => o.kind === 'ClusterServiceVersion')?.action).toBe('create');
     expect(report.objects.find((o) => o.kind === 'ServiceAccount')?.action).toBe('change');
 

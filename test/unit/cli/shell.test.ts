@@ -27,6 +27,8 @@ describe('the bosun command shell', () => {
       'resolve',
       'explain',
       'plan',
+      'rollback',
+      'upgrade',
     ]);
   });
 

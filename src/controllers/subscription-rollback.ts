@@ -1,0 +1,395 @@
+/**
+ * Health-gated upgrades and rollback, the Subscription controller's I/O side (the rules are in
+ * src/install/rollback.ts). Before a namespace is resolved, each Subscription is looked at:
+ *
+ * - a user's request (annotations set by `bosun rollback` and `bosun upgrade retry`);
+ * - an upgrade whose new CSV failed or missed its deadline starts a rollback;
+ * - a rollback under way takes its next step: remove the failed CSV (and its InstallPlan), then
+ *   reinstate the previous CSV (it is still there, Replacing, after an upgrade that never
+ *   succeeded; otherwise a rollback InstallPlan installs it from the catalog, keeping every live
+ *   CRD), and finish once it is Succeeded again.
+ *
+ * The rollback is written to the Subscription's status before anything is removed, so a manager
+ * that stops half way finds it there and goes on. The version rolled back from is held back from
+ * resolution until the catalog's bundle of it changes or a user asks for a retry.
+ */
+import { createHash } from 'node:crypto';
+import type { Property } from '../apis/fbc.js';
+import {
+  Approval,
+  type ClusterServiceVersion,
+  CSVPhase,
+  HistoryOutcome,
+  type InstallPlan,
+  InstallPlanPhase,
+  Resources,
+  RollbackPhase,
+  type Subscription,
+  type SubscriptionHistoryEntry,
+  type SubscriptionRollback,
+} from '../apis/operators.js';
+import { withOwner } from '../install/ownership.js';
+import {
+  bundleDigest,
+  heldBack,
+  type LiveCRD,
+  type NeededAPI,
+  pushHistory,
+  RollbackAnnotations,
+  rollbackCRDProblems,
+  upgradeDeadline,
+  upgradeHealth,
+} from '../install/rollback.js';
+import { objectKey } from '../kube/cache.js';
+import { collectionPath, objectPath } from '../kube/client.js';
+import { formatTime } from '../kube/conditions.js';
+import { isAlreadyExists } from '../kube/errors.js';
+import { writeStatus } from '../kube/status.js';
+import { deleteIfPresent, mergePatch } from './objects.js';
+import type { SubscriptionContext } from './subscription.js';
+import { SubscriptionLabel } from './subscription-plan.js';
+
+/** What the rest of the reconcile needs to know of one Subscription's rollback. */
+export interface RollbackView {
+  rollback: SubscriptionRollback | undefined;
+  history: SubscriptionHistoryEntry[];
+  /** The CSV kept out of resolution (the version rolled back from). */
+  heldBack?: string;
+  /** Look again after this long (an upgrade's deadline, or a rollback step under way). */
+  requeueAfterMs?: number;
+}
+
+/** How soon to look again while a rollback waits for the failed CSV to go. */
+const stepPollMs = 1_000;
+
+/** Each Subscription's rollback, after acting on it; by Subscription name. */
+export async function guardUpgrades(
+  ctx: SubscriptionContext,
+  subs: readonly Subscription[],
+  csvs: readonly ClusterServiceVersion[],
+): Promise<Map<string, RollbackView>> {
+  const views = new Map<string, RollbackView>();
+  for (const sub of subs) views.set(sub.metadata.name!, await guardOne(ctx, sub, csvs));
+  return views;
+}
+
+async function guardOne(
+  ctx: SubscriptionContext,
+  sub: Subscription,
+  csvs: readonly ClusterServiceVersion[],
+): Promise<RollbackView> {
+  const now = ctx.clock.now();
+  const csv = (name: string | undefined) =>
+    name ? csvs.find((c) => c.metadata.name === name && !c.metadata.deletionTimestamp) : undefined;
+  let view: RollbackView = { rollback: sub.status?.rollback, history: sub.status?.history ?? [] };
+  const annotations = sub.metadata.annotations ?? {};
+
+  const retry = annotations[RollbackAnnotations.retry];
+  if (retry !== undefined) {
+    if (view.rollback && view.rollback.phase !== RollbackPhase.RollingBack) {
+      void ctx.events.normal(
+        sub,
+        'UpgradeRetry',
+        `${view.rollback.from} is no longer held back: it is tried again (asked for by ${RollbackAnnotations.retry})`,
+      );
+      view = { ...view, rollback: undefined };
+      await record(ctx, sub, view, now);
+    }
+    if (view.rollback?.phase !== RollbackPhase.RollingBack)
+      await dropAnnotation(ctx, sub, RollbackAnnotations.retry);
+  }
+
+  const request = annotations[RollbackAnnotations.rollback];
+  if (request !== undefined && request !== view.rollback?.request) {
+    const from = csv(sub.status?.installedCSV) ?? csv(sub.status?.currentCSV);
+    view = await start(
+      ctx,
+      sub,
+      csvs,
+      view,
+      from,
+      `rollback asked for (${RollbackAnnotations.rollback}: ${request})`,
+      request,
+    );
+  } else if (request !== undefined && view.rollback?.phase !== RollbackPhase.RollingBack) {
+    await dropAnnotation(ctx, sub, RollbackAnnotations.rollback);
+  }
+
+  // An upgrade under way: has its new CSV failed?
+  const target = csv(sub.status?.currentCSV);
+  if (
+    target?.spec.replaces &&
+    view.rollback?.from !== target.metadata.name &&
+    view.rollback?.phase !== RollbackPhase.RollingBack
+  ) {
+    const deadline = upgradeDeadline(sub);
+    if ('problem' in deadline) void ctx.events.warning(sub, 'InvalidUpgradeDeadline', deadline.problem);
+    const health = upgradeHealth(target, deadline.ms, now);
+    if (health.kind === 'failed') view = await start(ctx, sub, csvs, view, target, health.cause);
+    else if (health.kind === 'waiting' && health.dueInMs !== undefined)
+      view = { ...view, requeueAfterMs: health.dueInMs };
+  }
+
+  if (view.rollback?.phase === RollbackPhase.RollingBack) view = await step(ctx, sub, csvs, view);
+
+  // The hold: lifted once the catalog's bundle of the failed version is not the one that failed.
+  const digestNow = view.rollback
+    ? bundleDigest(ctx.catalogs.findBundle(catalogOf(sub), view.rollback.from))
+    : undefined;
+  const held = heldBack(view.rollback, digestNow);
+  if (view.rollback?.phase === RollbackPhase.RolledBack && held === undefined) {
+    void ctx.events.normal(
+      sub,
+      'UpgradeRetry',
+      `the catalog's ${view.rollback.from} changed since it was rolled back: it is tried again`,
+    );
+    view = { ...view, rollback: undefined };
+  }
+  return held ? { ...view, heldBack: held } : view;
+}
+
+/**
+ * Starts a rollback of `from` to the version it replaced: checks there is one to go back to and
+ * that its APIs are still served, then writes the rollback to status (before acting on it).
+ */
+async function start(
+  ctx: SubscriptionContext,
+  sub: Subscription,
+  csvs: readonly ClusterServiceVersion[],
+  view: RollbackView,
+  from: ClusterServiceVersion | undefined,
+  cause: string,
+  request?: string,
+): Promise<RollbackView> {
+  const now = ctx.clock.now();
+  const base = { cause, startedAt: formatTime(now), ...(request !== undefined ? { request } : {}) };
+  const refuse = async (fromName: string, message: string, to?: string): Promise<RollbackView> => {
+    const rollback: SubscriptionRollback = {
+      phase: RollbackPhase.Refused,
+      from: fromName,
+      ...(to ? { to } : {}),
+      ...base,
+      message,
+    };
+    void ctx.events.warning(sub, 'RollbackRefused', `${cause}: ${message}`);
+    const next = { ...view, rollback };
+    await record(ctx, sub, next, now);
+    if (request !== undefined) await dropAnnotation(ctx, sub, RollbackAnnotations.rollback);
+    return next;
+  };
+  if (!from) return refuse('', 'no installed version to roll back from');
+  const fromName = from.metadata.name!;
+  const toName =
+    from.spec.replaces ??
+    view.history.find((h) => h.outcome !== HistoryOutcome.Failed && h.csv !== fromName)?.csv;
+  if (!toName)
+    return refuse(fromName, `${fromName} replaces no earlier version, so there is nothing to go back to`);
+  const live = csvs.find((c) => c.metadata.name === toName && !c.metadata.deletionTimestamp);
+  const bundle = ctx.catalogs.findBundle(catalogOf(sub), toName);
+  if (!live && !bundle) {
+    return refuse(
+      fromName,
+      `${toName} is neither installed nor in catalog ${sub.spec.sourceNamespace}/${sub.spec.source}`,
+      toName,
+    );
+  }
+  const problems = rollbackCRDProblems(
+    toName,
+    neededAPIs(live, bundle?.properties),
+    ctx.informers.crds.list() as LiveCRD[],
+  );
+  if (problems.length > 0) return refuse(fromName, `nothing was changed: ${problems.join('; ')}`, toName);
+
+  const rollback: SubscriptionRollback = {
+    phase: RollbackPhase.RollingBack,
+    from: fromName,
+    to: toName,
+    ...base,
+    ...(bundleDigest(ctx.catalogs.findBundle(catalogOf(sub), fromName)) !== undefined
+      ? { bundleDigest: bundleDigest(ctx.catalogs.findBundle(catalogOf(sub), fromName))! }
+      : {}),
+  };
+  const history = pushHistory(view.history, {
+    csv: fromName,
+    ...(from.spec.version ? { version: from.spec.version } : {}),
+    time: formatTime(now),
+    outcome: HistoryOutcome.Failed,
+    message: cause,
+  });
+  const next = { ...view, rollback, history };
+  await record(ctx, sub, next, now);
+  ctx.log.info({ from: fromName, to: toName, cause }, 'rolling back');
+  void ctx.events.warning(sub, 'RollingBack', `${cause}; rolling back to ${toName}`);
+  if (request !== undefined) await dropAnnotation(ctx, sub, RollbackAnnotations.rollback);
+  return next;
+}
+
+/**
+ * One step of a rollback under way. The previous CSV's InstallPlan runs again before the failed
+ * CSV goes, when the previous CSV is still there: objects both versions ship (a ServiceAccount,
+ * a Service) are owned by whichever installed them last, and would otherwise be collected with
+ * the failed CSV. A previous CSV that is gone is installed once the failed one is gone (it would
+ * otherwise count as replaced by it). Finished when the previous CSV is Succeeded again.
+ */
+async function step(
+  ctx: SubscriptionContext,
+  sub: Subscription,
+  csvs: readonly ClusterServiceVersion[],
+  view: RollbackView,
+): Promise<RollbackView> {
+  const rollback = view.rollback!;
+  const from = csvs.find((c) => c.metadata.name === rollback.from);
+  const to = rollback.to
+    ? csvs.find((c) => c.metadata.name === rollback.to && !c.metadata.deletionTimestamp)
+    : undefined;
+  if (to || !from) {
+    const plan = await ensureRollbackPlan(ctx, sub, rollback);
+    if (plan?.status?.phase === InstallPlanPhase.Failed) {
+      return failed(ctx, sub, view, `InstallPlan ${plan.metadata.name} failed: ${plan.status.message ?? ''}`);
+    }
+    if (plan?.status?.phase !== InstallPlanPhase.Complete) return view;
+  }
+  if (from) {
+    await removeFailed(ctx, sub, from);
+    return { ...view, requeueAfterMs: stepPollMs };
+  }
+  if (!to) return view;
+  if (to.status?.phase !== CSVPhase.Succeeded) return view;
+  const now = ctx.clock.now();
+  const done: SubscriptionRollback = {
+    ...rollback,
+    phase: RollbackPhase.RolledBack,
+    completedAt: formatTime(now),
+  };
+  const history = pushHistory(view.history, {
+    csv: to.metadata.name!,
+    ...(to.spec.version ? { version: to.spec.version } : {}),
+    time: formatTime(now),
+    outcome: HistoryOutcome.RolledBack,
+  });
+  ctx.log.info({ from: rollback.from, to: rollback.to }, 'rolled back');
+  void ctx.events.normal(
+    sub,
+    'RolledBack',
+    `${rollback.to} runs again in place of ${rollback.from} (${rollback.cause}); ${rollback.from} is held back until the catalog changes it or a retry is asked for`,
+  );
+  return { ...view, rollback: done, history };
+}
+
+/** Deletes the CSV rolled back from, and its InstallPlan (so that a retry makes a new one). */
+async function removeFailed(ctx: SubscriptionContext, sub: Subscription, from: ClusterServiceVersion) {
+  const namespace = sub.metadata.namespace!;
+  const name = from.metadata.name!;
+  if (!from.metadata.deletionTimestamp) {
+    ctx.log.info({ csv: name }, 'removing the csv rolled back from');
+    await deleteIfPresent(ctx.client, objectPath(Resources.ClusterServiceVersion, name, namespace));
+  }
+  for (const ip of ctx.informers.installPlans.list(namespace)) {
+    if (
+      ip.metadata.labels?.[SubscriptionLabel] === sub.metadata.name &&
+      ip.spec.clusterServiceVersionNames.includes(name)
+    )
+      await deleteIfPresent(ctx.client, objectPath(Resources.InstallPlan, ip.metadata.name!, namespace));
+  }
+}
+
+/** A rollback that could not finish: said in status and in an Event, and not tried again by itself. */
+async function failed(
+  ctx: SubscriptionContext,
+  sub: Subscription,
+  view: RollbackView,
+  message: string,
+): Promise<RollbackView> {
+  const rollback: SubscriptionRollback = { ...view.rollback!, phase: RollbackPhase.Refused, message };
+  void ctx.events.warning(sub, 'RollbackFailed', `rolling back to ${rollback.to}: ${message}`);
+  return { ...view, rollback };
+}
+
+/** The InstallPlan that reinstates the version rolled back to, from the Subscription's catalog. */
+async function ensureRollbackPlan(
+  ctx: SubscriptionContext,
+  sub: Subscription,
+  rollback: SubscriptionRollback,
+): Promise<InstallPlan | undefined> {
+  const namespace = sub.metadata.namespace!;
+  const name = `rollback-${createHash('sha256').update(`${namespace}/${sub.metadata.name}/${rollback.from}/${rollback.to}/${rollback.startedAt}`).digest('hex').slice(0, 10)}`;
+  const existing = ctx.informers.installPlans.get(objectKey(namespace, name));
+  if (existing) return existing;
+  const generation =
+    Math.max(0, ...ctx.informers.installPlans.list(namespace).map((ip) => ip.spec.generation ?? 0)) + 1;
+  const plan: InstallPlan = withOwner(
+    {
+      apiVersion: `${Resources.InstallPlan.group}/${Resources.InstallPlan.version}`,
+      kind: 'InstallPlan',
+      metadata: {
+        name,
+        namespace,
+        labels: { [SubscriptionLabel]: sub.metadata.name! },
+        annotations: { [RollbackAnnotations.rollbackFrom]: rollback.from },
+      },
+      spec: {
+        clusterServiceVersionNames: [rollback.to!],
+        // A rollback is itself the approval: automatic by the Subscription's deadline, or asked for.
+        approval: Approval.Automatic,
+        approved: true,
+        generation,
+        source: sub.spec.source,
+        sourceNamespace: sub.spec.sourceNamespace,
+      },
+    },
+    sub,
+    { controller: false, blockOwnerDeletion: false },
+  );
+  try {
+    await ctx.client.request({
+      method: 'POST',
+      path: collectionPath(Resources.InstallPlan, namespace),
+      body: plan,
+    });
+    ctx.log.info({ installPlan: name, csv: rollback.to }, 'rollback installplan created');
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+  return undefined;
+}
+
+/** The APIs the version rolled back to needs: its CSV's owned CRDs, else its catalog bundle's olm.gvk. */
+function neededAPIs(
+  csv: ClusterServiceVersion | undefined,
+  properties: readonly Property[] | undefined,
+): NeededAPI[] {
+  if (csv) {
+    return (csv.spec.customresourcedefinitions?.owned ?? []).map((o) => ({
+      name: o.name,
+      kind: o.kind,
+      version: o.version,
+    }));
+  }
+  return (properties ?? [])
+    .filter((p) => p.type === 'olm.gvk')
+    .map((p) => p.value as { group?: string; kind?: string; version?: string })
+    .filter((v) => v.kind && v.version)
+    .map((v) => ({ group: v.group ?? '', kind: v.kind!, version: v.version! }));
+}
+
+const catalogOf = (sub: Subscription) => ({ namespace: sub.spec.sourceNamespace, name: sub.spec.source });
+
+/** Writes the rollback and history to status at once (before acting on them). */
+async function record(ctx: SubscriptionContext, sub: Subscription, view: RollbackView, now: number) {
+  const next = { ...sub.status, lastUpdated: formatTime(now), history: view.history } as NonNullable<
+    Subscription['status']
+  >;
+  if (view.rollback) next.rollback = view.rollback;
+  else delete next.rollback;
+  await writeStatus(ctx.applier, { resource: Resources.Subscription, object: sub, next });
+}
+
+async function dropAnnotation(ctx: SubscriptionContext, sub: Subscription, key: string) {
+  await mergePatch(
+    ctx.client,
+    objectPath(Resources.Subscription, sub.metadata.name!, sub.metadata.namespace),
+    {
+      metadata: { annotations: { [key]: null } },
+    },
+  );
+}

@@ -1,0 +1,293 @@
+/**
+ * Health-gated upgrades on a running manager: an upgrade whose Deployment never becomes
+ * available is rolled back when its deadline passes, with every custom resource kept; the
+ * version is held back until a retry or a catalog change; `bosun rollback` undoes a good
+ * upgrade; and a manager stopped in the middle of an upgrade or a rollback ends consistent.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClusterServiceVersion, InstallPlan, Subscription } from '../../../src/apis/operators.js';
+import type { Deployment } from '../../../src/controllers/context.js';
+import { RollbackAnnotations } from '../../../src/install/rollback.js';
+import { Builtin } from '../../../src/kube/resources.js';
+import type { RunningManager } from '../../../src/manager/manager.js';
+import { main } from '../../../src/cli/main.js';
+import { inject } from 'vitest';
+import { eventually, freshNamespace } from '../support.js';
+import { TestOperator, testBundle, testCatalogSnapshot, testCSV } from './install-harness.js';
+import {
+  ConfigMapResource,
+  catalogSource,
+  client,
+  create,
+  eventsFor,
+  get,
+  list,
+  mergePatch,
+  Resources,
+  startTestManager,
+  subscription,
+} from './support.js';
+
+let manager: RunningManager | undefined;
+beforeAll(async () => {
+  manager = await startTestManager();
+});
+afterAll(async () => {
+  await manager?.stop();
+});
+
+/** 0.2.0 whose pods no node can take: its Deployment never becomes available. */
+function brokenCSV() {
+  const csv = testCSV('0.2.0');
+  const d = csv.spec.install.spec.deployments[0]!;
+  (d.spec.template.spec as Record<string, unknown>).nodeSelector = { 'bosun.dev/no-such-node': 'true' };
+  return csv;
+}
+
+function catalogJson(v2 = testBundle('0.2.0', brokenCSV())): string {
+  const { config } = testCatalogSnapshot([testBundle('0.1.0'), v2]);
+  return [...config.packages, ...config.channels, ...config.bundles].map((d) => JSON.stringify(d)).join('\n');
+}
+
+/** A namespace with the catalog (CatalogSource `testop`), an OperatorGroup, and a Subscription starting at 0.1.0. */
+async function subscribed(deadline: string, v2?: ReturnType<typeof testBundle>): Promise<string> {
+  const ns = await freshNamespace('rollback');
+  await create(ConfigMapResource, ns, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'testop-catalog' },
+    data: { 'catalog.json': catalogJson(v2) },
+  } as never);
+  await create(
+    Resources.CatalogSource,
+    ns,
+    catalogSource(ns, 'testop', { sourceType: 'configmap', configMap: 'testop-catalog' }),
+  );
+  await create(Resources.OperatorGroup, ns, {
+    apiVersion: 'operators.coreos.com/v1',
+    kind: 'OperatorGroup',
+    metadata: { name: 'og', namespace: ns },
+    spec: { targetNamespaces: [ns] },
+  });
+  const sub = subscription(ns, 'testop', {
+    name: TestOperator.package,
+    source: 'testop',
+    channel: 'stable',
+    startingCSV: TestOperator.v1,
+  });
+  sub.metadata.annotations = { [RollbackAnnotations.deadline]: deadline };
+  await create(Resources.Subscription, ns, sub);
+  return ns;
+}
+
+const csvPhase = async (ns: string, name: string) =>
+  (await get<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns, name))?.status?.phase;
+
+async function inPhase(ns: string, name: string, phase: string, timeoutMs = 90_000) {
+  await eventually(
+    `${name} ${phase}`,
+    async () => ((await csvPhase(ns, name)) === phase ? true : undefined),
+    timeoutMs,
+  );
+}
+
+const widgets = (ns: string) => `/apis/testop.bosun.dev/v1alpha1/namespaces/${ns}/widgets`;
+
+/** Three custom resources, made while 0.1.0 runs. */
+async function makeWidgets(ns: string) {
+  for (const name of ['w1', 'w2', 'w3'])
+    await client().request({
+      method: 'POST',
+      path: widgets(ns),
+      body: {
+        apiVersion: 'testop.bosun.dev/v1alpha1',
+        kind: 'Widget',
+        metadata: { name },
+        spec: { size: name },
+      },
+    });
+}
+
+async function storedWidgets(ns: string) {
+  const list = await client().request<{
+    items: { metadata: { name: string; uid: string }; spec: unknown }[];
+  }>({
+    path: widgets(ns),
+  });
+  return list.items.map((w) => ({ name: w.metadata.name, uid: w.metadata.uid, spec: w.spec }));
+}
+
+const sub = (ns: string) => get<Subscription>(Resources.Subscription, ns, 'testop');
+
+async function rolledBack(ns: string, from: string, timeoutMs = 120_000): Promise<Subscription> {
+  const dump = async () => {
+    const csvs = await list<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns);
+    return JSON.stringify({
+      sub: (await sub(ns))?.status,
+      csvs: csvs.map((c) => [c.metadata.name, c.status?.phase, c.status?.message]),
+    });
+  };
+  return eventually(
+    `the rollback from ${from} to finish`,
+    async () => {
+      const s = await sub(ns);
+      const r = s?.status?.rollback;
+      return r?.phase === 'RolledBack' && r.from === from && s?.status?.installedCSV === TestOperator.v1
+        ? s
+        : undefined;
+    },
+    timeoutMs,
+  ).catch(async (err: Error) => {
+    throw new Error(`${err.message}; the namespace has ${await dump()}`);
+  });
+}
+
+/** What must hold after any rollback: one live CSV, 0.1.0's Deployment, nothing left of 0.2.0. */
+async function consistentOnV1(ns: string) {
+  const csvs = await list<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns);
+  expect(csvs.map((c) => `${c.metadata.name}:${c.status?.phase}`)).toEqual([`${TestOperator.v1}:Succeeded`]);
+  const deployment = await get<Deployment>(Builtin.Deployment, ns, TestOperator.deployment);
+  const image = (deployment as { spec?: { template?: { spec?: { containers?: { image?: string }[] } } } })
+    ?.spec?.template?.spec?.containers?.[0]?.image;
+  expect(image).toBe('registry.example/testop:0.1.0');
+  const owners = deployment?.metadata?.ownerReferences?.map((o) => o.name);
+  expect(owners).toEqual([TestOperator.v1]);
+  const plans = await list<InstallPlan>(Resources.InstallPlan, ns);
+  expect(plans.filter((p) => p.spec.clusterServiceVersionNames.includes(TestOperator.v2))).toEqual([]);
+}
+
+async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await main([...args, '--kubeconfig', inject('kubeconfig')], {
+    stdout: { write: (s: string) => ((out += s), true) } as never,
+    stderr: { write: (s: string) => ((err += s), true) } as never,
+    cwd: process.cwd(),
+    env: {},
+  });
+  return { code, out, err };
+}
+
+describe('health-gated upgrades', () => {
+  it('an upgrade that never becomes available is rolled back at its deadline, keeping every custom resource; held back until a retry', async () => {
+    const ns = await subscribed('8s');
+    // The upgrade to 0.2.0 begins as soon as 0.1.0 has Succeeded; the widgets are made meanwhile.
+    await eventually('0.2.0 to be created', async () =>
+      (await csvPhase(ns, TestOperator.v2)) ? true : undefined,
+    );
+    await makeWidgets(ns);
+    const before = await storedWidgets(ns);
+    expect(before).toHaveLength(3);
+
+    const s = await rolledBack(ns, TestOperator.v2);
+    expect(s.status?.rollback).toMatchObject({ from: TestOperator.v2, to: TestOperator.v1 });
+    expect(s.status?.rollback?.cause).toMatch(/did not reach Succeeded within 8s/);
+    expect(s.status?.state).toBe('UpgradeFailed');
+    expect(s.status?.conditions?.find((c) => c.type === 'RolledBack')).toMatchObject({
+      status: 'True',
+      reason: 'RolledBack',
+    });
+    // (0.1.0 shows as Installed before them only when it reached Succeeded before 0.2.0 replaced it.)
+    expect(s.status?.history?.slice(0, 2).map((h) => `${h.csv}:${h.outcome}`)).toEqual([
+      `${TestOperator.v1}:RolledBack`,
+      `${TestOperator.v2}:Failed`,
+    ]);
+    await consistentOnV1(ns);
+    expect(await storedWidgets(ns)).toEqual(before);
+    const reasons = (await eventsFor(ns, 'testop')).map((e) => e.reason);
+    expect(reasons).toEqual(expect.arrayContaining(['RollingBack', 'RolledBack']));
+
+    // Held back: no new attempt at 0.2.0 while the catalog is unchanged.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(await csvPhase(ns, TestOperator.v2)).toBeUndefined();
+    expect((await sub(ns))?.status?.currentCSV).toBe(TestOperator.v1);
+
+    // A retry tries 0.2.0 once more; it fails the same way and is rolled back again.
+    const retry = await cli('upgrade', 'retry', '-n', ns, 'testop');
+    expect(retry).toMatchObject({ code: 0 });
+    await eventually('0.2.0 to be tried again', async () =>
+      (await csvPhase(ns, TestOperator.v2)) ? true : undefined,
+    );
+    const again = await rolledBack(ns, TestOperator.v2);
+    expect(again.status?.history?.filter((h) => h.outcome === 'Failed')).toHaveLength(2);
+    await consistentOnV1(ns);
+    expect(await storedWidgets(ns)).toEqual(before);
+  });
+
+  it('a fixed 0.2.0 in the catalog lifts the hold, and the upgrade then succeeds', async () => {
+    const ns = await subscribed('6s');
+    await rolledBack(ns, TestOperator.v2);
+    await mergePatch(ConfigMapResource, ns, 'testop-catalog', {
+      data: { 'catalog.json': catalogJson(testBundle('0.2.0')) },
+    });
+    await inPhase(ns, TestOperator.v2, 'Succeeded');
+    const s = await eventually('the Subscription on 0.2.0', async () => {
+      const x = await sub(ns);
+      return x?.status?.installedCSV === TestOperator.v2 ? x : undefined;
+    });
+    expect(s.status?.rollback).toBeUndefined();
+    expect(s.status?.conditions?.find((c) => c.type === 'RolledBack')).toBeUndefined();
+    expect(s.status?.history?.[0]).toMatchObject({ csv: TestOperator.v2, outcome: 'Installed' });
+  });
+
+  it('`bosun rollback` undoes an upgrade that succeeded: 0.1.0 comes back from the catalog, the newer CRD and every widget stay', async () => {
+    const ns = await subscribed('5m', testBundle('0.2.0'));
+    await inPhase(ns, TestOperator.v2, 'Succeeded');
+    await eventually('0.1.0 to be gone', async () =>
+      (await csvPhase(ns, TestOperator.v1)) ? undefined : true,
+    );
+    await makeWidgets(ns);
+    const before = await storedWidgets(ns);
+    const crdBefore = await client().request<{ metadata: { uid: string } }>({
+      path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${TestOperator.crd}`,
+    });
+
+    const result = await cli('rollback', '-n', ns, 'testop');
+    expect(result.err).toBe('');
+    expect(result).toMatchObject({ code: 0 });
+    expect(result.out).toContain(`rolled back from ${TestOperator.v2} to ${TestOperator.v1}`);
+    await consistentOnV1(ns);
+    expect(await storedWidgets(ns)).toEqual(before);
+    const crdAfter = await client().request<{ metadata: { uid: string } }>({
+      path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${TestOperator.crd}`,
+    });
+    expect(crdAfter.metadata.uid).toBe(crdBefore.metadata.uid);
+    const s = await sub(ns);
+    expect(s?.status?.rollback?.cause).toMatch(/rollback asked for/);
+    expect(s?.metadata.annotations?.[RollbackAnnotations.rollback]).toBeUndefined();
+  });
+
+  it('a manager stopped in the middle of an upgrade, and again in the middle of its rollback, ends with one live CSV and nothing orphaned', async () => {
+    const ns = await subscribed('10s');
+    await eventually('0.2.0 to be created', async () =>
+      (await csvPhase(ns, TestOperator.v2)) ? true : undefined,
+    );
+    await makeWidgets(ns);
+    const before = await storedWidgets(ns);
+    await eventually('0.2.0 to be installing', async () =>
+      (await csvPhase(ns, TestOperator.v2)) === 'Installing' ? true : undefined,
+    );
+    await manager?.stop();
+    manager = undefined;
+    // While no manager runs, the deadline passes.
+    await new Promise((r) => setTimeout(r, 11_000));
+    manager = await startTestManager();
+    await eventually(
+      'the rollback to begin',
+      async () => ((await sub(ns))?.status?.rollback?.phase === 'RollingBack' ? true : undefined),
+      60_000,
+    );
+    await manager.stop();
+    manager = undefined;
+    manager = await startTestManager();
+    await rolledBack(ns, TestOperator.v2);
+    await consistentOnV1(ns);
+    expect(await storedWidgets(ns)).toEqual(before);
+    // No RBAC of 0.2.0 is left behind (roles and cluster roles carry their CSV's owner labels).
+    const roles = await client().request<{ items: { metadata: { labels?: Record<string, string> } }[] }>({
+      path: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+      query: { labelSelector: `olm.owner=${TestOperator.v2},olm.owner.namespace=${ns}` },
+    });
+    expect(roles.items).toEqual([]);
+  });
+});
