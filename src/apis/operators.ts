@@ -310,6 +310,15 @@ export interface SubscriptionStatus {
   history?: SubscriptionHistoryEntry[];
   /** Bosun's: the last rollback, while it is under way and while its failed version is held back. */
   rollback?: SubscriptionRollback;
+  /** Bosun's: versions rolled back from, kept out of resolution while the catalog's bundle of each is unchanged. */
+  heldBack?: HeldVersion[];
+}
+
+export interface HeldVersion {
+  csv: string;
+  /** A fingerprint of the catalog's bundle of it when it was rolled back from. */
+  bundleDigest?: string;
+  since: Time;
 }
 
 /** What became of a version the Subscription installed or tried. */
@@ -343,7 +352,7 @@ export type RollbackPhase = (typeof RollbackPhase)[keyof typeof RollbackPhase];
 
 export interface SubscriptionRollback {
   phase: RollbackPhase;
-  /** The CSV rolled back from, held back until the catalog changes it or a retry is asked for. */
+  /** The CSV rolled back from (held back: see `heldBack`). */
   from: string;
   /** The CSV reinstated. */
   to?: string;
@@ -352,8 +361,6 @@ export interface SubscriptionRollback {
   message?: string;
   startedAt: Time;
   completedAt?: Time;
-  /** The catalog's bundle of `from` when the rollback began: the hold lasts while it is the same. */
-  bundleDigest?: string;
   /** The value of the rollback request annotation this rollback answered, if a user asked. */
   request?: string;
 }

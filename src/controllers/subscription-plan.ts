@@ -16,6 +16,7 @@ import {
   type Subscription,
   type SubscriptionCatalogHealth,
   type SubscriptionCondition,
+  type HeldVersion,
   type SubscriptionHistoryEntry,
   type SubscriptionRollback,
   SubscriptionState,
@@ -262,7 +263,11 @@ export interface StatusInput {
   installPlan?: InstallPlan;
   csvs: ReadonlyMap<string, ClusterServiceVersion>;
   /** The Subscription's rollback and history, as the upgrade guard left them (default: as they are). */
-  rollback?: { rollback: SubscriptionRollback | undefined; history: readonly SubscriptionHistoryEntry[] };
+  rollback?: {
+    rollback: SubscriptionRollback | undefined;
+    history: readonly SubscriptionHistoryEntry[];
+    held: readonly HeldVersion[];
+  };
 }
 
 type Cond = Omit<SubscriptionCondition, 'lastTransitionTime'>;
@@ -309,7 +314,13 @@ export function subscriptionStatus(input: StatusInput): SubscriptionStatus {
   const target = status.currentCSV;
   const targetCsv = target ? csvs.get(target) : undefined;
   const succeeded = targetCsv?.status?.phase === CSVPhase.Succeeded;
-  const guarded = input.rollback ?? { rollback: previous?.rollback, history: previous?.history ?? [] };
+  const guarded = input.rollback ?? {
+    rollback: previous?.rollback,
+    history: previous?.history ?? [],
+    held: previous?.heldBack ?? [],
+  };
+  if (guarded.held.length > 0) status.heldBack = [...guarded.held];
+  else delete status.heldBack;
   let history = [...guarded.history];
   // The target before this resolution first: it may have Succeeded as the next upgrade was found.
   for (const name of new Set([previous?.currentCSV, target])) {

@@ -19,6 +19,7 @@ import {
   Approval,
   type ClusterServiceVersion,
   CSVPhase,
+  type HeldVersion,
   HistoryOutcome,
   type InstallPlan,
   InstallPlanPhase,
@@ -28,15 +29,16 @@ import {
   type SubscriptionHistoryEntry,
   type SubscriptionRollback,
 } from '../apis/operators.js';
+import { withPayloads } from '../catalog/payloads.js';
 import { withOwner } from '../install/ownership.js';
 import {
-  bundleDigest,
-  heldBack,
+  bundleContentDigest,
   type LiveCRD,
   type NeededAPI,
   pushHistory,
   RollbackAnnotations,
   rollbackCRDProblems,
+  stillHeld,
   upgradeDeadline,
   upgradeHealth,
 } from '../install/rollback.js';
@@ -44,6 +46,7 @@ import { objectKey } from '../kube/cache.js';
 import { collectionPath, objectPath } from '../kube/client.js';
 import { formatTime } from '../kube/conditions.js';
 import { isAlreadyExists } from '../kube/errors.js';
+import type { RecentWrites } from '../kube/recent-writes.js';
 import { writeStatus } from '../kube/status.js';
 import { deleteIfPresent, mergePatch } from './objects.js';
 import type { SubscriptionContext } from './subscription.js';
@@ -53,11 +56,14 @@ import { SubscriptionLabel } from './subscription-plan.js';
 export interface RollbackView {
   rollback: SubscriptionRollback | undefined;
   history: SubscriptionHistoryEntry[];
-  /** The CSV kept out of resolution (the version rolled back from). */
-  heldBack?: string;
+  /** The versions kept out of resolution (rolled back from, their catalog bundles unchanged). */
+  held: HeldVersion[];
   /** Look again after this long (an upgrade's deadline, or a rollback step under way). */
   requeueAfterMs?: number;
 }
+
+/** Whether a rollback is under way: the Subscription gets no new InstallPlan meanwhile. */
+export const rollingBack = (v: RollbackView | undefined) => v?.rollback?.phase === RollbackPhase.RollingBack;
 
 /** How soon to look again while a rollback waits for the failed CSV to go. */
 const stepPollMs = 1_000;
@@ -67,85 +73,94 @@ export async function guardUpgrades(
   ctx: SubscriptionContext,
   subs: readonly Subscription[],
   csvs: readonly ClusterServiceVersion[],
+  recent: RecentWrites,
 ): Promise<Map<string, RollbackView>> {
   const views = new Map<string, RollbackView>();
-  for (const sub of subs) views.set(sub.metadata.name!, await guardOne(ctx, sub, csvs));
+  for (const sub of subs) views.set(sub.metadata.name!, await guardOne({ ctx, recent }, sub, csvs));
   return views;
 }
 
+/** The controller's context, and the statuses it wrote (so the next write builds on them). */
+interface Guard {
+  ctx: SubscriptionContext;
+  recent: RecentWrites;
+}
+
 async function guardOne(
-  ctx: SubscriptionContext,
+  g: Guard,
   sub: Subscription,
   csvs: readonly ClusterServiceVersion[],
 ): Promise<RollbackView> {
+  const { ctx } = g;
   const now = ctx.clock.now();
   const csv = (name: string | undefined) =>
     name ? csvs.find((c) => c.metadata.name === name && !c.metadata.deletionTimestamp) : undefined;
-  let view: RollbackView = { rollback: sub.status?.rollback, history: sub.status?.history ?? [] };
+  let view: RollbackView = {
+    rollback: sub.status?.rollback,
+    history: sub.status?.history ?? [],
+    held: sub.status?.heldBack ?? [],
+  };
   const annotations = sub.metadata.annotations ?? {};
 
-  const retry = annotations[RollbackAnnotations.retry];
-  if (retry !== undefined) {
-    if (view.rollback && view.rollback.phase !== RollbackPhase.RollingBack) {
+  if (annotations[RollbackAnnotations.retry] !== undefined && !rollingBack(view)) {
+    if (view.rollback || view.held.length > 0) {
+      const versions = view.held.map((h) => h.csv).join(', ') || view.rollback?.from;
       void ctx.events.normal(
         sub,
         'UpgradeRetry',
-        `${view.rollback.from} is no longer held back: it is tried again (asked for by ${RollbackAnnotations.retry})`,
+        `no longer held back, tried again as the channel leads (asked for by ${RollbackAnnotations.retry}): ${versions}`,
       );
-      view = { ...view, rollback: undefined };
-      await record(ctx, sub, view, now);
+      view = { ...view, rollback: undefined, held: [] };
+      await record(g, sub, view, now);
     }
-    if (view.rollback?.phase !== RollbackPhase.RollingBack)
-      await dropAnnotation(ctx, sub, RollbackAnnotations.retry);
+    await dropAnnotation(ctx, sub, RollbackAnnotations.retry);
   }
 
   const request = annotations[RollbackAnnotations.rollback];
-  if (request !== undefined && request !== view.rollback?.request) {
+  if (request !== undefined && request !== view.rollback?.request && !rollingBack(view)) {
     const from = csv(sub.status?.installedCSV) ?? csv(sub.status?.currentCSV);
-    view = await start(
-      ctx,
-      sub,
-      csvs,
-      view,
-      from,
-      `rollback asked for (${RollbackAnnotations.rollback}: ${request})`,
-      request,
-    );
-  } else if (request !== undefined && view.rollback?.phase !== RollbackPhase.RollingBack) {
+    const cause = `rollback asked for (${RollbackAnnotations.rollback}: ${request})`;
+    view = await start(g, sub, csvs, view, from, cause, request);
+  } else if (request !== undefined && !rollingBack(view)) {
     await dropAnnotation(ctx, sub, RollbackAnnotations.rollback);
   }
 
   // An upgrade under way: has its new CSV failed?
   const target = csv(sub.status?.currentCSV);
-  if (
-    target?.spec.replaces &&
-    view.rollback?.from !== target.metadata.name &&
-    view.rollback?.phase !== RollbackPhase.RollingBack
-  ) {
+  if (target?.spec.replaces && view.rollback?.from !== target.metadata.name && !rollingBack(view)) {
     const deadline = upgradeDeadline(sub);
     if ('problem' in deadline) void ctx.events.warning(sub, 'InvalidUpgradeDeadline', deadline.problem);
     const health = upgradeHealth(target, deadline.ms, now);
-    if (health.kind === 'failed') view = await start(ctx, sub, csvs, view, target, health.cause);
+    if (health.kind === 'failed') view = await start(g, sub, csvs, view, target, health.cause);
     else if (health.kind === 'waiting' && health.dueInMs !== undefined)
       view = { ...view, requeueAfterMs: health.dueInMs };
   }
 
-  if (view.rollback?.phase === RollbackPhase.RollingBack) view = await step(ctx, sub, csvs, view);
+  if (rollingBack(view)) view = await step(ctx, sub, csvs, view);
+  return liftChanged(ctx, sub, view);
+}
 
-  // The hold: lifted once the catalog's bundle of the failed version is not the one that failed.
-  const digestNow = view.rollback
-    ? bundleDigest(ctx.catalogs.findBundle(catalogOf(sub), view.rollback.from))
-    : undefined;
-  const held = heldBack(view.rollback, digestNow);
-  if (view.rollback?.phase === RollbackPhase.RolledBack && held === undefined) {
-    void ctx.events.normal(
-      sub,
-      'UpgradeRetry',
-      `the catalog's ${view.rollback.from} changed since it was rolled back: it is tried again`,
-    );
-    view = { ...view, rollback: undefined };
-  }
-  return held ? { ...view, heldBack: held } : view;
+/**
+ * Lifts the hold on each version whose catalog bundle changed (or went) since it was rolled back
+ * from; judged only once the catalog has been read, so a manager just started keeps holding.
+ * The version of a rollback under way stays held.
+ */
+async function liftChanged(ctx: SubscriptionContext, sub: Subscription, view: RollbackView) {
+  if (view.held.length === 0 || ctx.catalogs.get(catalogOf(sub)) === undefined) return view;
+  const digests = new Map<string, string | undefined>();
+  for (const h of view.held) digests.set(h.csv, await catalogDigest(ctx, sub, h.csv));
+  const keep = stillHeld(view.held, (name) => digests.get(name));
+  const underWay = rollingBack(view) ? view.rollback?.from : undefined;
+  const lifted = view.held.filter((h) => !keep.includes(h) && h.csv !== underWay);
+  if (lifted.length === 0) return view;
+  void ctx.events.normal(
+    sub,
+    'UpgradeRetry',
+    `the catalog's ${lifted.map((h) => h.csv).join(', ')} changed since rolled back from: no longer held back`,
+  );
+  const names = new Set(lifted.map((h) => h.csv));
+  const rollback = view.rollback && names.has(view.rollback.from) ? undefined : view.rollback;
+  return { ...view, rollback, held: view.held.filter((h) => !names.has(h.csv)) };
 }
 
 /**
@@ -153,7 +168,7 @@ async function guardOne(
  * that its APIs are still served, then writes the rollback to status (before acting on it).
  */
 async function start(
-  ctx: SubscriptionContext,
+  g: Guard,
   sub: Subscription,
   csvs: readonly ClusterServiceVersion[],
   view: RollbackView,
@@ -161,6 +176,7 @@ async function start(
   cause: string,
   request?: string,
 ): Promise<RollbackView> {
+  const { ctx } = g;
   const now = ctx.clock.now();
   const base = { cause, startedAt: formatTime(now), ...(request !== undefined ? { request } : {}) };
   const refuse = async (fromName: string, message: string, to?: string): Promise<RollbackView> => {
@@ -173,7 +189,7 @@ async function start(
     };
     void ctx.events.warning(sub, 'RollbackRefused', `${cause}: ${message}`);
     const next = { ...view, rollback };
-    await record(ctx, sub, next, now);
+    await record(g, sub, next, now);
     if (request !== undefined) await dropAnnotation(ctx, sub, RollbackAnnotations.rollback);
     return next;
   };
@@ -205,10 +221,12 @@ async function start(
     from: fromName,
     to: toName,
     ...base,
-    ...(bundleDigest(ctx.catalogs.findBundle(catalogOf(sub), fromName)) !== undefined
-      ? { bundleDigest: bundleDigest(ctx.catalogs.findBundle(catalogOf(sub), fromName))! }
-      : {}),
   };
+  const digest = await catalogDigest(ctx, sub, fromName);
+  const held: HeldVersion[] = [
+    ...view.held.filter((h) => h.csv !== fromName),
+    { csv: fromName, ...(digest !== undefined ? { bundleDigest: digest } : {}), since: formatTime(now) },
+  ];
   const history = pushHistory(view.history, {
     csv: fromName,
     ...(from.spec.version ? { version: from.spec.version } : {}),
@@ -216,8 +234,8 @@ async function start(
     outcome: HistoryOutcome.Failed,
     message: cause,
   });
-  const next = { ...view, rollback, history };
-  await record(ctx, sub, next, now);
+  const next = { ...view, rollback, history, held };
+  await record(g, sub, next, now);
   ctx.log.info({ from: fromName, to: toName, cause }, 'rolling back');
   void ctx.events.warning(sub, 'RollingBack', `${cause}; rolling back to ${toName}`);
   if (request !== undefined) await dropAnnotation(ctx, sub, RollbackAnnotations.rollback);
@@ -372,16 +390,33 @@ function neededAPIs(
     .map((v) => ({ group: v.group ?? '', kind: v.kind!, version: v.version! }));
 }
 
+/**
+ * The fingerprint of a bundle in the Subscription's catalog, over its content (inline manifests
+ * read from the catalog's spool: where they are kept changes with every fetch, what they say does
+ * not). Undefined when the catalog has no such bundle.
+ */
+async function catalogDigest(ctx: SubscriptionContext, sub: Subscription, name: string) {
+  const bundle = ctx.catalogs.findBundle(catalogOf(sub), name);
+  return bundle === undefined ? undefined : bundleContentDigest(await withPayloads(bundle));
+}
+
 const catalogOf = (sub: Subscription) => ({ namespace: sub.spec.sourceNamespace, name: sub.spec.source });
 
 /** Writes the rollback and history to status at once (before acting on them). */
-async function record(ctx: SubscriptionContext, sub: Subscription, view: RollbackView, now: number) {
+async function record({ ctx, recent }: Guard, sub: Subscription, view: RollbackView, now: number) {
   const next = { ...sub.status, lastUpdated: formatTime(now), history: view.history } as NonNullable<
     Subscription['status']
   >;
   if (view.rollback) next.rollback = view.rollback;
   else delete next.rollback;
-  await writeStatus(ctx.applier, { resource: Resources.Subscription, object: sub, next });
+  if (view.held.length > 0) next.heldBack = view.held;
+  else delete next.heldBack;
+  await writeStatus(ctx.applier, {
+    resource: Resources.Subscription,
+    object: sub,
+    next,
+    written: (stored) => recent.remember(stored),
+  });
 }
 
 async function dropAnnotation(ctx: SubscriptionContext, sub: Subscription, key: string) {

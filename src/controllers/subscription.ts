@@ -11,6 +11,7 @@
  * InstallPlans are created, never applied: an admin approving a Manual plan edits
  * `spec.approved`, and re-applying the desired plan would undo that.
  */
+import type { KubeObject } from '../apis/meta.js';
 import { SubscriptionConditionReason } from '../apis/conditions.js';
 import {
   type CatalogSource,
@@ -24,12 +25,13 @@ import { withOwner } from '../install/ownership.js';
 import { objectKey } from '../kube/cache.js';
 import { collectionPath } from '../kube/client.js';
 import { formatTime } from '../kube/conditions.js';
+import { RecentWrites } from '../kube/recent-writes.js';
 import { writeStatus } from '../kube/status.js';
 import { isAlreadyExists } from '../kube/errors.js';
 import { explainText, resolve } from '../resolver/index.js';
 import type { ResolutionResult, SubscriptionOutcome } from '../resolver/types.js';
 import type { CatalogSnapshot, Controller, ScopedContext } from './context.js';
-import { guardUpgrades, type RollbackView } from './subscription-rollback.js';
+import { guardUpgrades, type RollbackView, rollingBack } from './subscription-rollback.js';
 import {
   type CatalogState,
   desiredInstallPlan,
@@ -83,7 +85,8 @@ export const subscriptionController: Controller<
     });
   },
   reconcile(ctx) {
-    return async (namespace) => reconcileNamespace(ctx, namespace);
+    const recent = new RecentWrites();
+    return async (namespace) => reconcileNamespace(ctx, namespace, recent);
   },
 };
 
@@ -96,22 +99,29 @@ export const subscriptionController: Controller<
 async function reconcileNamespace(
   ctx: SubscriptionContext,
   namespace: string,
+  recent: RecentWrites,
 ): Promise<{ requeueAfter: number } | undefined> {
-  const subs = ctx.informers.subscriptions.list(namespace).filter((s) => !s.metadata.deletionTimestamp);
+  // Each with the status this controller last wrote, should the cache not have it yet.
+  const subs = ctx.informers.subscriptions
+    .list(namespace)
+    .filter((s) => !s.metadata.deletionTimestamp)
+    .map((s) => recent.freshest(s));
   if (subs.length === 0) return undefined;
-  const rollbacks = await guardUpgrades(ctx, subs, ctx.informers.csvs.list(namespace));
+  const rollbacks = await guardUpgrades(ctx, subs, ctx.informers.csvs.list(namespace), recent);
   // A version rolled back from is out of resolution: as if it were neither installed nor offered.
-  const held = new Set([...rollbacks.values()].flatMap((v) => (v.heldBack ? [v.heldBack] : [])));
+  const held = new Set([...rollbacks.values()].flatMap((v) => v.held.map((h) => h.csv)));
   const csvs = ctx.informers.csvs.list(namespace).filter((c) => !held.has(c.metadata.name!));
   const result = resolveNamespace(ctx, namespace, subs, csvs, held);
   if (result?.ok) {
     for (const g of generatedSubscriptions(result, subs))
       await createGeneratedSubscription(ctx, namespace, g);
   }
+  // A Subscription rolling back gets no new InstallPlan until its rollback is done.
+  const planned = subs.filter((s) => !rollingBack(rollbacks.get(s.metadata.name!)));
   const installPlans = result?.ok
-    ? await ensureInstallPlans(ctx, subs, result)
+    ? await ensureInstallPlans(ctx, planned, result)
     : new Map<string, InstallPlan>();
-  await writeStatuses(ctx, namespace, subs, csvs, result, installPlans, rollbacks);
+  await writeStatuses(ctx, namespace, subs, csvs, result, installPlans, rollbacks, recent);
   if (result && !result.ok) {
     for (const sub of subs) void ctx.events.warning(sub, 'ResolutionFailed', result.message);
   }
@@ -192,6 +202,7 @@ async function writeStatuses(
   result: ResolutionResult | undefined,
   installPlans: ReadonlyMap<string, InstallPlan>,
   rollbacks: ReadonlyMap<string, RollbackView>,
+  recent: RecentWrites,
 ) {
   const now = ctx.clock.now();
   const csvByName = new Map(csvs.map((c) => [c.metadata.name!, c]));
@@ -211,10 +222,17 @@ async function writeStatuses(
       catalog: catalogState(ctx, sub),
       ...(ip ? { installPlan: ip } : {}),
       csvs: csvByName,
-      rollback: rollbacks.get(name) ?? { rollback: undefined, history: sub.status?.history ?? [] },
+      rollback: rollbacks.get(name) ?? {
+        rollback: undefined,
+        history: sub.status?.history ?? [],
+        held: sub.status?.heldBack ?? [],
+      },
     };
     const status = subscriptionStatus(input);
-    if (await writeStatus(ctx.applier, { resource: Resources.Subscription, object: sub, next: status })) {
+    const written = (stored: KubeObject) => recent.remember(stored);
+    if (
+      await writeStatus(ctx.applier, { resource: Resources.Subscription, object: sub, next: status, written })
+    ) {
       ctx.log.debug(
         { subscription: name, state: status.state, currentCSV: status.currentCSV },
         'subscription status',

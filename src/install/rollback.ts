@@ -14,10 +14,9 @@ import { CSVReason } from '../apis/conditions.js';
 import {
   type ClusterServiceVersion,
   CSVPhase,
-  RollbackPhase,
+  type HeldVersion,
   type Subscription,
   type SubscriptionHistoryEntry,
-  type SubscriptionRollback,
 } from '../apis/operators.js';
 
 /** The annotations through which users tune and steer rollbacks (on Subscriptions, or InstallPlans). */
@@ -52,11 +51,12 @@ export function parseDuration(text: string): number | undefined {
     total += Number(m[1]) * units[m[2]!]!;
     at = part.lastIndex;
   }
-  return at > 0 ? total : undefined;
+  return at > 0 ? Math.round(total) : undefined;
 }
 
 /** `1h2m3s` style, as Go prints durations. */
 export function formatDuration(ms: number): string {
+  if (ms === 0) return '0s';
   if (ms < 1_000) return `${ms}ms`;
   const h = Math.floor(ms / 3_600_000);
   const m = Math.floor((ms % 3_600_000) / 60_000);
@@ -129,6 +129,8 @@ export function upgradeHealth(
   now: number,
 ): UpgradeHealth {
   if (everSucceeded(csv)) return { kind: 'settled' };
+  // Off means off: no automatic rollback, whatever happens to the new version.
+  if (deadlineMs === null) return { kind: 'waiting' };
   const name = csv.metadata.name ?? '';
   const { phase, reason, message } = csv.status ?? {};
   if (phase === CSVPhase.Failed && reason !== undefined && failedForGood.has(reason)) {
@@ -136,7 +138,6 @@ export function upgradeHealth(
   }
   const start = healthClockStart(csv);
   if (start === undefined) return { kind: 'settled' };
-  if (deadlineMs === null) return { kind: 'waiting' };
   const due = start + deadlineMs - now;
   if (due > 0) return { kind: 'waiting', dueInMs: due };
   return {
@@ -190,8 +191,8 @@ export function rollbackCRDProblems(
   return problems;
 }
 
-/** A short fingerprint of a catalog bundle: the hold on a version lasts while it is unchanged. */
-export function bundleDigest(bundle: unknown): string | undefined {
+/** A short fingerprint of a catalog bundle's content: the hold on a version lasts while it is unchanged. */
+export function bundleContentDigest(bundle: unknown): string | undefined {
   if (bundle === undefined) return undefined;
   return createHash('sha256').update(JSON.stringify(bundle)).digest('hex').slice(0, 16);
 }
@@ -206,18 +207,17 @@ export function pushHistory(
   return [entry, ...history].slice(0, MaxHistory);
 }
 
-/** The version a rollback holds back from resolution, if any: while it is under way, and after it while the catalog's bundle is the one that failed. */
-export function heldBack(
-  rollback: SubscriptionRollback | undefined,
-  digestNow: string | undefined,
-): string | undefined {
-  if (rollback === undefined) return undefined;
-  if (rollback.phase === RollbackPhase.RollingBack) return rollback.from;
-  if (
-    rollback.phase === RollbackPhase.RolledBack &&
-    digestNow !== undefined &&
-    digestNow === rollback.bundleDigest
-  )
-    return rollback.from;
-  return undefined;
+/**
+ * The versions still held back, given the catalog's fingerprint of each now (undefined: the
+ * catalog has no such bundle any more). A version stays held while its bundle is the one that
+ * failed; a changed or removed bundle lifts the hold.
+ */
+export function stillHeld(
+  held: readonly HeldVersion[],
+  digestNow: (csv: string) => string | undefined,
+): HeldVersion[] {
+  return held.filter((h) => {
+    const now = digestNow(h.csv);
+    return now !== undefined && now === h.bundleDigest;
+  });
 }

@@ -20,6 +20,8 @@ export interface StatusWrite<S> {
   current?: unknown;
   /** Write even when the status is the same (e.g. the object's content changed under it). */
   force?: boolean;
+  /** Told the object as stored after the write (see recent-writes.ts). */
+  written?: (stored: KubeObject & { status?: unknown }) => void;
 }
 
 /** Applies `next` as the object's status when it changed; returns whether it wrote. */
@@ -29,11 +31,12 @@ export async function writeStatus<S>(
 ): Promise<boolean> {
   const current = 'current' in w ? w.current : w.object.status;
   if (!w.force && !statusChanged(current, w.next, w.ignore ?? heartbeatFields)) return false;
-  await applier.applyStatus({
+  const stored = await applier.applyStatus({
     apiVersion: apiVersionOf(w.resource),
     kind: w.resource.kind,
     metadata: { name: w.object.metadata?.name, namespace: w.object.metadata?.namespace },
     status: w.next,
   });
+  w.written?.(stored);
   return true;
 }

@@ -6,7 +6,11 @@
  *   to the package (median of 5 upgrades, each a new version);
  * - upgrade.catalog_to_succeeded.http: the same for an http catalog, from the moment the server
  *   serves the new content, with `registryPoll.interval: 1s` (the poll bounds it).
- * Timings are taken from an informer on CSVs.
+ * - upgrade.rollback_from_deadline: seconds from the deadline of an upgrade whose Deployment
+ *   never becomes available (its CSV's creation + the Subscription's `bosun.dev/upgrade-deadline`,
+ *   5s here) to the rollback complete (`status.rollback.phase` RolledBack, the previous CSV
+ *   Succeeded again); median of 3, each a new broken version published into the ConfigMap catalog.
+ * Timings are taken from an informer on CSVs (and a 100 ms poll of the Subscription for rollbacks).
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -22,15 +26,24 @@ import { benchCluster, coreResource as core, runManager, stopProcess, waitFor } 
 const pkg = 'upop';
 const globalNs = 'olm';
 const UPGRADES = 5;
+const ROLLBACKS = 3;
+const DEADLINE_S = 5;
 
 const version = (i: number) => `1.${i}.0`;
 const csvName = (i: number) => `${pkg}.v${version(i)}`;
 
-/** The package with versions 1.0.0 … 1.n.0, each replacing the one before, as a JSON stream. */
-function catalog(n: number): string {
+/**
+ * The package with versions 1.0.0 … 1.n.0, each replacing the one before, as a JSON stream; then
+ * `broken` versions whose pods no node takes, each replacing 1.n.0 and skipping the broken ones
+ * before it (so the newest is the channel's head and an upgrade from 1.n.0).
+ */
+function catalog(n: number, broken = 0): string {
   const crd = gadgetCrd('upgrade.bosun.dev');
   const bundles: BundleDoc[] = [];
-  for (let i = 0; i <= n; i++) {
+  for (let i = 0; i <= n + broken; i++) {
+    const deployment = operatorDeployment(pkg, pkg, pkg, `registry.example/upop:${version(i)}`);
+    if (i > n)
+      (deployment.spec.template.spec as Record<string, unknown>).nodeSelector = { 'bosun.dev/none': 'x' };
     const csv = operatorCsv(csvName(i), {
       owned: [{ name: 'gadgets.upgrade.bosun.dev', version: 'v1', kind: 'Gadget' }],
       permissions: [
@@ -39,9 +52,11 @@ function catalog(n: number): string {
           rules: [{ apiGroups: ['upgrade.bosun.dev'], resources: ['gadgets'], verbs: ['*'] }],
         },
       ],
-      deployments: [operatorDeployment(pkg, pkg, pkg, `registry.example/upop:${version(i)}`)],
+      deployments: [deployment],
     });
-    const spec = { ...csv.spec, version: version(i), ...(i > 0 ? { replaces: csvName(i - 1) } : {}) };
+    const replaces = i > 0 ? { replaces: csvName(Math.min(i - 1, n)) } : {};
+    const skips = i > n + 1 ? { skips: bundles.slice(n + 1).map((b) => b.name) } : {};
+    const spec = { ...csv.spec, version: version(i), ...replaces, ...skips };
     bundles.push({
       schema: 'olm.bundle',
       package: pkg,
@@ -54,7 +69,11 @@ function catalog(n: number): string {
       ],
     });
   }
-  const entries = bundles.map((b, i) => ({ name: b.name, ...(i > 0 ? { replaces: csvName(i - 1) } : {}) }));
+  const entries = bundles.map((b, i) => ({
+    name: b.name,
+    ...(i > 0 ? { replaces: csvName(Math.min(i - 1, n)) } : {}),
+    ...(i > n + 1 ? { skips: bundles.slice(n + 1, i).map((x) => x.name) } : {}),
+  }));
   const docs = [
     { schema: 'olm.package', name: pkg, defaultChannel: 'stable' },
     { schema: 'olm.channel', package: pkg, name: 'stable', entries },
@@ -116,7 +135,7 @@ export default async function upgrade(emit: Emit): Promise<void> {
     const succeeded = (ns: string, i: number) =>
       waitFor(`${ns} ${csvName(i)} Succeeded`, async () => succeededAt.get(`${ns}/${csvName(i)}`), 120_000);
 
-    const subscribed = async (ns: string, from: string) => {
+    const subscribed = async (ns: string, from: string, annotations: Record<string, string> = {}) => {
       await create(core('namespaces'), '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
       await create(Resources.OperatorGroup, ns, {
         apiVersion: 'operators.coreos.com/v1',
@@ -127,12 +146,12 @@ export default async function upgrade(emit: Emit): Promise<void> {
       await create(Resources.Subscription, ns, {
         apiVersion: 'operators.coreos.com/v1alpha1',
         kind: 'Subscription',
-        metadata: { name: pkg, namespace: ns },
+        metadata: { name: pkg, namespace: ns, annotations },
         spec: { name: pkg, channel: 'stable', source: from, sourceNamespace: globalNs },
       } as KubeObject);
       await succeeded(ns, 0);
     };
-    await subscribed('up-cm', 'cm');
+    await subscribed('up-cm', 'cm', { 'bosun.dev/upgrade-deadline': `${DEADLINE_S}s` });
     await subscribed('up-http', 'web');
     say('version 1.0.0 installed from both catalogs');
 
@@ -155,7 +174,41 @@ export default async function upgrade(emit: Emit): Promise<void> {
         `upgrade to ${version(i)}: configmap ${viaConfigMap.at(-1)!.toFixed(2)} s, http ${viaHttp.at(-1)!.toFixed(2)} s`,
       );
     }
+    const rollbacks: number[] = [];
+    for (let k = 1; k <= ROLLBACKS; k++) {
+      const broken = csvName(UPGRADES + k);
+      await client.request({
+        method: 'PATCH',
+        path: objectPath(core('configmaps'), 'upcat', globalNs),
+        body: { data: { 'catalog.json': catalog(UPGRADES, k) } },
+        contentType: 'application/merge-patch+json',
+      });
+      const created = await waitFor(`${broken} created`, async () => csvs.get(`up-cm/${broken}`), 60_000);
+      const deadlineAt = Date.parse(created.metadata.creationTimestamp!) + DEADLINE_S * 1000;
+      const sub = objectPath(Resources.Subscription, pkg, 'up-cm');
+      const doneAt = await waitFor(
+        `the rollback from ${broken}`,
+        async () => {
+          const s = await client.request<{ status?: { rollback?: { phase?: string; from?: string } } }>({
+            path: sub,
+          });
+          return s.status?.rollback?.phase === 'RolledBack' && s.status.rollback.from === broken
+            ? Date.now()
+            : undefined;
+        },
+        120_000,
+        100,
+      );
+      rollbacks.push((doneAt - deadlineAt) / 1000);
+      say(`rollback from ${version(UPGRADES + k)}: ${rollbacks.at(-1)!.toFixed(2)} s after its deadline`);
+    }
     const inputs = { upgrades: UPGRADES, manager: 'separate process (dist)' };
+    emit({
+      name: 'upgrade.rollback_from_deadline',
+      value: median(rollbacks),
+      unit: 's',
+      inputs: { rollbacks: ROLLBACKS, deadline: `${DEADLINE_S}s`, manager: 'separate process (dist)' },
+    });
     emit({ name: 'upgrade.catalog_to_succeeded.configmap', value: median(viaConfigMap), unit: 's', inputs });
     emit({
       name: 'upgrade.catalog_to_succeeded.http',

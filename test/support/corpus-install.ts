@@ -94,11 +94,18 @@ async function createIfAbsent(client: KubeClient, path: string, body: KubeObject
   }
 }
 
+/** What a Subscription may set besides the defaults: a starting version, annotations. */
+export interface SubscribeOptions {
+  startingCSV?: string;
+  annotations?: Record<string, string>;
+}
+
 /** Creates the namespaces, OperatorGroup and Subscription of one package. */
 export async function subscribe(
   client: KubeClient,
   plan: PackagePlan,
   source: { name: string; namespace: string },
+  options: SubscribeOptions = {},
 ): Promise<void> {
   for (const n of [plan.namespace, ...plan.extraNamespaces])
     await createIfAbsent(client, collectionPath(namespaces), ns(n));
@@ -111,13 +118,18 @@ export async function subscribe(
   await createIfAbsent(client, collectionPath(Resources.Subscription, plan.namespace), {
     apiVersion: 'operators.coreos.com/v1alpha1',
     kind: 'Subscription',
-    metadata: { name: plan.package, namespace: plan.namespace },
+    metadata: {
+      name: plan.package,
+      namespace: plan.namespace,
+      ...(options.annotations ? { annotations: options.annotations } : {}),
+    },
     spec: {
       name: plan.package,
       channel: plan.channel,
       source: source.name,
       sourceNamespace: source.namespace,
       installPlanApproval: 'Automatic',
+      ...(options.startingCSV ? { startingCSV: options.startingCSV } : {}),
     },
   } as KubeObject);
 }

@@ -160,6 +160,14 @@ export const crdAllowances: Allowance[] = [
     theirs: undefined,
   },
   {
+    name: 'a Subscription names the versions it holds back',
+    kinds: ['Subscription'],
+    path: '.status.heldBack',
+    aspect: 'field',
+    ours: 'declared',
+    theirs: undefined,
+  },
+  {
     name: 'an InstallPlan summarises what it will do',
     kinds: ['InstallPlan'],
     path: '.status.summary',

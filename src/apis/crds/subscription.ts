@@ -1,5 +1,6 @@
 import {
   Approval,
+  type HeldVersion,
   HistoryOutcome,
   type InstallPlanReference,
   RollbackPhase,
@@ -115,10 +116,20 @@ const status = object<SubscriptionStatus>(
         message: string(),
         startedAt: required(time()),
         completedAt: time(),
-        bundleDigest: string(),
         request: string(),
       },
       { description: 'The last rollback (Bosun).' },
+    ),
+    heldBack: array(
+      object<HeldVersion>({
+        csv: required(string()),
+        bundleDigest: string(),
+        since: required(time()),
+      }),
+      {
+        description:
+          'Versions rolled back from, not tried again while the catalog has the same bundle of each (Bosun).',
+      },
     ),
   },
   { preserveUnknownFields: true },

@@ -49,6 +49,7 @@ describe.skipIf(!olm.ok)(`Bosun's CRDs against OLM's (${OlmApiModule}@${OlmApiVe
       'CatalogSource v1alpha1 .status preserveUnknownFields',
       'Subscription v1alpha1 .spec.installPlanApproval enum',
       'Subscription v1alpha1 .status preserveUnknownFields',
+      'Subscription v1alpha1 .status.heldBack field',
       'Subscription v1alpha1 .status.history field',
       'Subscription v1alpha1 .status.rollback field',
       'InstallPlan v1alpha1 .spec.approval enum',

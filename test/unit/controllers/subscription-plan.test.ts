@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { emptyConfig } from '../../../src/apis/fbc.js';
-import type { ClusterServiceVersion, InstallPlan, Subscription } from '../../../src/apis/operators.js';
+import type {
+  ClusterServiceVersion,
+  HeldVersion,
+  InstallPlan,
+  Subscription,
+  SubscriptionHistoryEntry,
+  SubscriptionRollback,
+  SubscriptionStatus,
+} from '../../../src/apis/operators.js';
 import { MemoryCatalogStore } from '../../../src/controllers/catalog-store.js';
 import type { CatalogSnapshot } from '../../../src/controllers/context.js';
 import {
@@ -338,5 +346,244 @@ describe('subscriptionStatus', () => {
     });
     const well = subscriptionStatus(base({ sub: sub('foo', 'foo', {}, sick) }));
     expect(well.conditions?.[0]).toMatchObject({ status: 'False', reason: 'AllCatalogSourcesHealthy' });
+  });
+});
+
+describe('subscriptionStatus: history and rollback', () => {
+  const now = Date.parse('2026-01-01T00:00:00Z');
+  const at = '2026-01-01T00:00:00Z';
+  const outcome = {
+    subscription: 'foo',
+    package: 'foo',
+    channel: 'stable',
+    catalog: 'cat',
+    catalogNamespace: 'olm',
+    bundle: 'foo.v1.1.0',
+    version: '1.1.0',
+    state: 'install' as const,
+  };
+  const base = (over: Partial<StatusInput>): StatusInput => ({
+    sub: sub('foo', 'foo'),
+    now,
+    resolution: { ok: true, outcome },
+    catalogHealth: [],
+    catalog: { healthy: true },
+    csvs: new Map(),
+    ...over,
+  });
+  const inPhase = (name: string, version: string, phase: string) =>
+    csv(name, version, { status: { phase } } as Partial<ClusterServiceVersion>);
+  const csvMap = (...list: ClusterServiceVersion[]) => new Map(list.map((c) => [c.metadata.name!, c]));
+  const installed = (name: string, version: string, time = at): SubscriptionHistoryEntry => ({
+    csv: name,
+    version,
+    time,
+    outcome: 'Installed',
+  });
+  const rollback = (phase: SubscriptionRollback['phase'], message?: string): SubscriptionRollback => ({
+    phase,
+    from: 'foo.v1.1.0',
+    to: 'foo.v1.0.0',
+    cause: 'foo.v1.1.0 did not reach Succeeded within 5m0s (it is Installing)',
+    startedAt: at,
+    ...(message ? { message } : {}),
+  });
+  const rolledBackCondition = (s: SubscriptionStatus) =>
+    s.conditions
+      ?.filter((c) => c.type === 'RolledBack')
+      .map(({ status, reason, message }) => ({ status, reason, message }));
+
+  it('a Succeeded target gets an Installed entry, with its version and the time', () => {
+    const s = subscriptionStatus(base({ csvs: csvMap(inPhase('foo.v1.1.0', '1.1.0', 'Succeeded')) }));
+    expect(s.history).toEqual([{ csv: 'foo.v1.1.0', version: '1.1.0', time: at, outcome: 'Installed' }]);
+  });
+
+  it('a target that is not Succeeded gets no entry, and an empty history is left out', () => {
+    const s = subscriptionStatus(base({ csvs: csvMap(inPhase('foo.v1.1.0', '1.1.0', 'Installing')) }));
+    expect(s).not.toHaveProperty('history');
+    const cleared = subscriptionStatus(
+      base({
+        sub: sub('foo', 'foo', {}, { lastUpdated: at, history: [installed('foo.v1.0.0', '1.0.0')] }),
+        rollback: { rollback: undefined, history: [], held: [] },
+      }),
+    );
+    expect(cleared).not.toHaveProperty('history');
+  });
+
+  it('the target already newest is not added again', () => {
+    const earlier = installed('foo.v1.1.0', '1.1.0', '2025-12-31T00:00:00Z');
+    const s = subscriptionStatus(
+      base({
+        sub: sub('foo', 'foo', {}, { lastUpdated: at, currentCSV: 'foo.v1.1.0', history: [earlier] }),
+        csvs: csvMap(inPhase('foo.v1.1.0', '1.1.0', 'Succeeded')),
+      }),
+    );
+    expect(s.history).toEqual([earlier]);
+  });
+
+  it('the previous currentCSV, Succeeded as the next upgrade was found, goes in before the target', () => {
+    const s = subscriptionStatus(
+      base({
+        sub: sub('foo', 'foo', {}, { lastUpdated: at, currentCSV: 'foo.v1.0.0' }),
+        csvs: csvMap(inPhase('foo.v1.0.0', '1.0.0', 'Succeeded'), inPhase('foo.v1.1.0', '1.1.0', 'Pending')),
+      }),
+    );
+    expect(s.currentCSV).toBe('foo.v1.1.0');
+    expect(s.history).toEqual([installed('foo.v1.0.0', '1.0.0')]);
+    const both = subscriptionStatus(
+      base({
+        sub: sub('foo', 'foo', {}, { lastUpdated: at, currentCSV: 'foo.v1.0.0' }),
+        csvs: csvMap(
+          inPhase('foo.v1.0.0', '1.0.0', 'Succeeded'),
+          inPhase('foo.v1.1.0', '1.1.0', 'Succeeded'),
+        ),
+      }),
+    );
+    expect(both.history).toEqual([installed('foo.v1.1.0', '1.1.0'), installed('foo.v1.0.0', '1.0.0')]);
+  });
+
+  it('starts from the history the upgrade guard passes, not the stored one', () => {
+    const failedEntry: SubscriptionHistoryEntry = {
+      csv: 'foo.v1.1.0',
+      version: '1.1.0',
+      time: at,
+      outcome: 'Failed',
+      message: 'deadline',
+    };
+    const s = subscriptionStatus(
+      base({
+        sub: sub('foo', 'foo', {}, { lastUpdated: at, history: [installed('stale.v0', '0')] }),
+        csvs: csvMap(inPhase('foo.v1.1.0', '1.1.0', 'Succeeded')),
+        rollback: { rollback: undefined, history: [failedEntry], held: [] },
+      }),
+    );
+    // foo.v1.1.0 is the newest entry already (its csv, whatever the outcome): nothing is added.
+    expect(s.history).toEqual([failedEntry]);
+  });
+
+  it('status.rollback is copied from the guard, and removed when it has none', () => {
+    const r = rollback('RollingBack');
+    const s = subscriptionStatus(base({ rollback: { rollback: r, history: [], held: [] } }));
+    expect(s.rollback).toEqual(r);
+    const after = subscriptionStatus(
+      base({ sub: sub('foo', 'foo', {}, s), rollback: { rollback: undefined, history: [], held: [] } }),
+    );
+    expect(after).not.toHaveProperty('rollback');
+    expect(after.conditions?.some((c) => c.type === 'RolledBack')).toBe(false);
+  });
+
+  it('without the guard’s word, the stored rollback and history are kept', () => {
+    const r = rollback('RolledBack');
+    const history = [installed('foo.v1.0.0', '1.0.0')];
+    const s = subscriptionStatus(
+      base({ sub: sub('foo', 'foo', {}, { lastUpdated: at, rollback: r, history }) }),
+    );
+    expect(s.rollback).toEqual(r);
+    expect(s.history).toEqual(history);
+  });
+
+  it('RollingBack: RolledBack=True/RollingBack naming from, to and cause', () => {
+    const s = subscriptionStatus(
+      base({ rollback: { rollback: rollback('RollingBack'), history: [], held: [] } }),
+    );
+    expect(rolledBackCondition(s)).toEqual([
+      {
+        status: 'True',
+        reason: 'RollingBack',
+        message:
+          'rolling back from foo.v1.1.0 to foo.v1.0.0: foo.v1.1.0 did not reach Succeeded within 5m0s (it is Installing)',
+      },
+    ]);
+    expect(s.state).toBe('UpgradePending');
+  });
+
+  it('RolledBack: RolledBack=True/RolledBack, and the state is UpgradeFailed', () => {
+    const s = subscriptionStatus(
+      base({
+        resolution: { ok: true, outcome: { ...outcome, bundle: 'foo.v1.0.0', version: '1.0.0' } },
+        csvs: csvMap(inPhase('foo.v1.0.0', '1.0.0', 'Succeeded')),
+        rollback: { rollback: rollback('RolledBack'), history: [], held: [] },
+      }),
+    );
+    expect(rolledBackCondition(s)).toEqual([
+      {
+        status: 'True',
+        reason: 'RolledBack',
+        message:
+          'rolled back from foo.v1.1.0 to foo.v1.0.0: foo.v1.1.0 did not reach Succeeded within 5m0s (it is Installing). ' +
+          'foo.v1.1.0 is not tried again until the catalog changes it, or `bosun upgrade retry` asks for it',
+      },
+    ]);
+    // The reinstated version is Succeeded, but the upgrade failed.
+    expect(s).toMatchObject({ state: 'UpgradeFailed', installedCSV: 'foo.v1.0.0' });
+  });
+
+  it('Refused: RolledBack=False/RollbackRefused with the cause and why not; the state is not UpgradeFailed', () => {
+    const s = subscriptionStatus(
+      base({
+        csvs: csvMap(inPhase('foo.v1.1.0', '1.1.0', 'Installing')),
+        rollback: {
+          rollback: rollback('Refused', 'nothing was changed: CRD widgets'),
+          history: [],
+          held: [],
+        },
+      }),
+    );
+    expect(rolledBackCondition(s)).toEqual([
+      {
+        status: 'False',
+        reason: 'RollbackRefused',
+        message:
+          'foo.v1.1.0 did not reach Succeeded within 5m0s (it is Installing); not rolled back: nothing was changed: CRD widgets',
+      },
+    ]);
+    expect(s.state).toBe('UpgradePending');
+  });
+
+  it('the condition follows the rollback through its phases, with one entry of its type', () => {
+    const rolling = subscriptionStatus(
+      base({ rollback: { rollback: rollback('RollingBack'), history: [], held: [] } }),
+    );
+    const done = subscriptionStatus(
+      base({
+        sub: sub('foo', 'foo', {}, rolling),
+        now: now + 60_000,
+        rollback: { rollback: rollback('RolledBack'), history: [], held: [] },
+      }),
+    );
+    const conds = done.conditions?.filter((c) => c.type === 'RolledBack') ?? [];
+    expect(conds).toHaveLength(1);
+    expect(conds[0]).toMatchObject({ status: 'True', reason: 'RolledBack', lastTransitionTime: at });
+    const refused = subscriptionStatus(
+      base({
+        sub: sub('foo', 'foo', {}, done),
+        now: now + 120_000,
+        rollback: { rollback: rollback('Refused', 'why'), history: [], held: [] },
+      }),
+    );
+    expect(refused.conditions?.filter((c) => c.type === 'RolledBack')).toEqual([
+      expect.objectContaining({
+        status: 'False',
+        reason: 'RollbackRefused',
+        lastTransitionTime: '2026-01-01T00:02:00Z',
+      }),
+    ]);
+  });
+
+  it('status.heldBack is copied from the guard’s held versions, and removed when there are none', () => {
+    const held: HeldVersion[] = [{ csv: 'foo.v1.1.0', bundleDigest: 'd1', since: at }];
+    const s = subscriptionStatus(base({ rollback: { rollback: rollback('RolledBack'), history: [], held } }));
+    expect(s.heldBack).toEqual(held);
+    expect(s.heldBack).not.toBe(held);
+    const lifted = subscriptionStatus(
+      base({ sub: sub('foo', 'foo', {}, s), rollback: { rollback: undefined, history: [], held: [] } }),
+    );
+    expect(lifted).not.toHaveProperty('heldBack');
+  });
+
+  it('without the guard’s word, the stored held versions are kept', () => {
+    const heldBack: HeldVersion[] = [{ csv: 'foo.v1.1.0', since: at }];
+    const s = subscriptionStatus(base({ sub: sub('foo', 'foo', {}, { lastUpdated: at, heldBack }) }));
+    expect(s.heldBack).toEqual(heldBack);
   });
 });

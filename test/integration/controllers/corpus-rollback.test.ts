@@ -1,0 +1,556 @@
+/**
+ * Health-gated upgrades on real operators: packages of the OperatorHub corpus (BOSUN_CORPUS_DIR)
+ * whose default channel links two versions by `replaces`, imported and served over http as in
+ * corpus-sample.test.ts, through a running manager on the real control plane.
+ *
+ * Each is subscribed at the older version with an upgrade deadline of 1s: on this control plane
+ * a real operator's pods become Ready in seconds, so the upgrade to the channel head misses it and
+ * counts as failed. Bosun must roll back to the older version with every CRD (same uid) and custom
+ * resource (made from the operator's own alm-examples while the older version runs) untouched,
+ * leave one live CSV, the older one Succeeded, nothing of the newer one, and not try the newer one
+ * again while it is held back. One package is also rolled back on demand (`bosun rollback`) after
+ * an upgrade that succeeded: the older version then comes back from the catalog.
+ *
+ * Each package prints its timings: from the deadline (the newer CSV's creation plus the deadline,
+ * the moment Bosun measures from) to RollingBack and to RolledBack, as watched from here.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { BundleDoc, DeclarativeConfig } from '../../../src/apis/fbc.js';
+import type { KubeObject } from '../../../src/apis/meta.js';
+import type {
+  CatalogSource,
+  ClusterServiceVersion,
+  InstallPlan,
+  Subscription,
+} from '../../../src/apis/operators.js';
+import { importOperatorsDir } from '../../../src/catalog/import.js';
+import { main } from '../../../src/cli/main.js';
+import { RollbackAnnotations } from '../../../src/install/rollback.js';
+import { collectionPath } from '../../../src/kube/client.js';
+import { Builtin } from '../../../src/kube/resources.js';
+import { DefaultGlobalNamespace } from '../../../src/manager/defaults.js';
+import type { RunningManager } from '../../../src/manager/manager.js';
+import { channelHeads } from '../../../src/olm/channel-graph.js';
+import {
+  catalogReady,
+  ClusterView,
+  type PackagePlan,
+  planPackages,
+  subscribe,
+} from '../../support/corpus-install.js';
+import { serveText } from '../../support/serve.js';
+import { eventually } from '../support.js';
+import { catalogSource, client, create, get, list, Resources, startTestManager } from './support.js';
+
+const corpus = process.env.BOSUN_CORPUS_DIR;
+if (!corpus) {
+  console.warn('corpus rollback test skipped: set BOSUN_CORPUS_DIR to the OperatorHub corpus to run it');
+}
+
+/**
+ * Real operators with two versions linked by `replaces` at the head of their default channel,
+ * which install on this control plane (corpus-sample's list), and whose head's CRDs still serve
+ * every version the older CSV owns (checked below from the bundles).
+ */
+const Automatic = [
+  'etcd', // etcdoperator.v0.9.2 → v0.9.4: v1beta1 CRDs, three kinds; the older one itself replaces v0.9.0
+  'grafana-operator', // v3.10.1 → v3.10.2: v1beta1 CRDs, three kinds
+  'prometheus-exporter-operator', // v0.2.0 → v0.2.4: the older one is the channel's first
+] as const;
+/** The package also rolled back on demand after a good upgrade. */
+const Manual = 'etcd';
+
+/** Short enough that a real upgrade misses it on this control plane. */
+const ShortDeadline = '1s';
+const ShortDeadlineMs = 1_000;
+/** How long a held-back version must stay away. */
+const HoldWatchMs = 6_000;
+
+const globalNs = DefaultGlobalNamespace;
+const source = { name: `corpus-rollback-${process.pid}`, namespace: globalNs };
+
+interface Pair {
+  package: string;
+  channel: string;
+  older: string;
+  newer: string;
+  olderBundle: BundleDoc;
+  newerBundle: BundleDoc;
+}
+
+type Obj = KubeObject & { spec?: Record<string, unknown> };
+
+/** The channel head and the version it replaces, with their bundles. */
+function pairOf(config: DeclarativeConfig, pkg: string): Pair {
+  const p = config.packages.find((x) => x.name === pkg);
+  if (!p) throw new Error(`package ${pkg} is not in the corpus`);
+  const channel = p.defaultChannel ?? '';
+  const entries = config.channels.find((c) => c.package === pkg && c.name === channel)?.entries ?? [];
+  const newer = channelHeads(entries)[0];
+  const older = entries.find((e) => e.name === newer)?.replaces;
+  if (!newer || !older || !entries.some((e) => e.name === older))
+    throw new Error(`${pkg}: the head of channel ${channel} replaces no version in it`);
+  const bundle = (name: string) => {
+    const b = config.bundles.find((x) => x.package === pkg && x.name === name);
+    if (!b) throw new Error(`${pkg}: no bundle ${name}`);
+    return b;
+  };
+  return { package: pkg, channel, older, newer, olderBundle: bundle(older), newerBundle: bundle(newer) };
+}
+
+const objectsOf = (b: BundleDoc): Obj[] =>
+  (b.properties ?? [])
+    .filter((p) => p.type === 'olm.bundle.object')
+    .map((p) => JSON.parse(Buffer.from((p.value as { data: string }).data, 'base64').toString()) as Obj);
+const csvOf = (b: BundleDoc) =>
+  objectsOf(b).find((o) => o.kind === 'ClusterServiceVersion') as ClusterServiceVersion | undefined;
+
+interface CRDDoc {
+  metadata: { name: string };
+  spec: {
+    group: string;
+    scope?: string;
+    names: { kind: string; plural: string };
+    version?: string;
+    versions?: { name: string; served?: boolean }[];
+  };
+}
+const crdsOf = (b: BundleDoc) =>
+  objectsOf(b).filter((o) => o.kind === 'CustomResourceDefinition') as unknown as CRDDoc[];
+const servedBy = (crd: CRDDoc) =>
+  crd.spec.versions?.filter((v) => v.served !== false).map((v) => v.name) ?? [crd.spec.version ?? ''];
+
+/** The API versions the older CSV owns that the newer bundle's CRDs no longer serve. */
+function unservedByNewer(pair: Pair): string[] {
+  const newer = crdsOf(pair.newerBundle);
+  return (csvOf(pair.olderBundle)?.spec.customresourcedefinitions?.owned ?? [])
+    .filter((o) => !newer.find((c) => c.metadata.name === o.name && servedBy(c).includes(o.version)))
+    .map((o) => `${o.name} ${o.version}`);
+}
+
+/** A custom resource to make: where it goes and what it is. */
+interface CustomResource {
+  path: string;
+  body: Obj;
+}
+
+/** The CSV's alm-examples as custom resources of its bundle's CRDs in `namespace`, one per kind and name. */
+function examplesOf(bundle: BundleDoc, namespace: string): CustomResource[] {
+  const csv = csvOf(bundle);
+  const examples = JSON.parse(csv?.metadata.annotations?.['alm-examples'] ?? '[]') as Obj[];
+  const crds = crdsOf(bundle);
+  const out = new Map<string, CustomResource>();
+  for (const ex of examples) {
+    const [group, version] = (ex.apiVersion ?? '').split('/');
+    const crd = crds.find((c) => c.spec.group === group && c.spec.names.kind === ex.kind);
+    if (!crd || !version) continue;
+    const name = ex.metadata?.name ?? `${ex.kind!.toLowerCase()}-example`;
+    const namespaced = crd.spec.scope !== 'Cluster';
+    const body: Obj = {
+      ...ex,
+      metadata: { ...ex.metadata, name, ...(namespaced ? { namespace } : {}) },
+    };
+    delete (body as { status?: unknown }).status;
+    const path = collectionPath(
+      { group: group!, version, plural: crd.spec.names.plural, namespaced },
+      namespace,
+    );
+    out.set(`${ex.kind}/${name}`, { path, body });
+  }
+  return [...out.values()];
+}
+
+async function makeCustomResources(crs: readonly CustomResource[]): Promise<void> {
+  const c = client();
+  for (const cr of crs) {
+    await c.request({ method: 'POST', path: cr.path, body: cr.body }).catch((err: Error) => {
+      throw new Error(`creating ${cr.body.kind} ${cr.body.metadata?.name}: ${err.message}`);
+    });
+  }
+  c.close();
+}
+
+/** Every custom resource of the given collections, whole, sorted by kind and name. */
+async function storedCustomResources(crs: readonly CustomResource[]): Promise<KubeObject[]> {
+  const c = client();
+  const items: KubeObject[] = [];
+  for (const path of new Set(crs.map((cr) => cr.path)))
+    items.push(...(await c.request<{ items: KubeObject[] }>({ path })).items);
+  c.close();
+  return items.sort((a, b) => `${a.kind}/${a.metadata?.name}`.localeCompare(`${b.kind}/${b.metadata?.name}`));
+}
+
+/** The uid of each CRD (undefined when it is gone). */
+async function crdUids(names: readonly string[]): Promise<Record<string, string | undefined>> {
+  const out: Record<string, string | undefined> = {};
+  for (const name of names)
+    out[name] = (await get<KubeObject>(Builtin.CustomResourceDefinition, '', name))?.metadata?.uid;
+  return out;
+}
+
+/** What the namespace holds, for a failure message the lead can act on. */
+async function describeNamespace(ns: string, pkg: string): Promise<string> {
+  const sub = await get<Subscription>(Resources.Subscription, ns, pkg);
+  const csvs = await list<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns);
+  const plans = await list<InstallPlan>(Resources.InstallPlan, ns);
+  return JSON.stringify(
+    {
+      subscription: { annotations: sub?.metadata.annotations, status: sub?.status },
+      csvs: csvs.map((c) => ({
+        name: c.metadata.name,
+        created: c.metadata.creationTimestamp,
+        phase: c.status?.phase,
+        reason: c.status?.reason,
+        message: c.status?.message,
+        deleting: c.metadata.deletionTimestamp !== undefined,
+        phases: (c.status?.conditions ?? []).map(
+          (x) => `${x.lastTransitionTime} ${x.phase} ${x.reason ?? ''}`,
+        ),
+      })),
+      installPlans: plans.map((p) => ({
+        name: p.metadata.name,
+        created: p.metadata.creationTimestamp,
+        csvs: p.spec.clusterServiceVersionNames,
+        phase: p.status?.phase,
+        message: p.status?.message,
+        rollbackFrom: p.metadata.annotations?.[RollbackAnnotations.rollbackFrom],
+      })),
+    },
+    null,
+    1,
+  );
+}
+
+/** Waits for `check`, and on timeout says what the namespace holds. */
+async function waitFor<T>(
+  what: string,
+  ns: string,
+  pkg: string,
+  check: () => Promise<T | undefined>,
+  timeoutMs: number,
+): Promise<T> {
+  return eventually(what, check, timeoutMs).catch(async (err: Error) => {
+    throw new Error(`${pkg}: ${err.message}; the namespace holds ${await describeNamespace(ns, pkg)}`);
+  });
+}
+
+/** When things happened in one namespace, as watched from here (wall clock, ms). */
+interface Times {
+  newerCreated?: number;
+  newerSeen?: number;
+  rollingBack?: number;
+  rolledBack?: number;
+  /** The newer CSV, or an InstallPlan for it, seen again after the rollback finished. */
+  newerAgain?: string;
+}
+
+/** Watches one namespace through the cluster view every 100 ms until stopped. */
+function watchTimes(cluster: ClusterView, ns: string, pair: Pair): { times: Times; stop(): void } {
+  const times: Times = {};
+  const timer = setInterval(() => {
+    const now = Date.now();
+    const view = cluster.view(ns);
+    const sub = view.subscriptions.find((s) => s.metadata.name === pair.package);
+    const newer = view.csvs.find((c) => c.metadata.name === pair.newer);
+    if (newer && times.newerSeen === undefined) {
+      times.newerSeen = now;
+      times.newerCreated = Date.parse(newer.metadata.creationTimestamp ?? '');
+    }
+    const phase = sub?.status?.rollback?.from === pair.newer ? sub.status.rollback.phase : undefined;
+    if (phase === 'RollingBack' && times.rollingBack === undefined) times.rollingBack = now;
+    if (phase === 'RolledBack' && times.rolledBack === undefined) times.rolledBack = now;
+    if (times.rolledBack !== undefined && times.newerAgain === undefined) {
+      const plan = view.installPlans.find(
+        (p) =>
+          p.spec.clusterServiceVersionNames.includes(pair.newer) &&
+          Date.parse(p.metadata.creationTimestamp ?? '') > times.rolledBack! - 1_000,
+      );
+      if (newer) times.newerAgain = `CSV ${pair.newer} (${newer.status?.phase ?? 'no phase'})`;
+      else if (plan) times.newerAgain = `InstallPlan ${plan.metadata.name} for ${pair.newer}`;
+    }
+  }, 100);
+  return { times, stop: () => clearInterval(timer) };
+}
+
+const seconds = (from: number | undefined, to: number | undefined) =>
+  from === undefined || to === undefined ? '?' : ((to - from) / 1000).toFixed(1);
+
+/** What must hold once a package is back on its older version. */
+async function assertBackOnOlder(
+  ns: string,
+  pair: Pair,
+  crds: Record<string, string | undefined>,
+  before: readonly KubeObject[],
+  crs: readonly CustomResource[],
+): Promise<void> {
+  const context = await describeNamespace(ns, pair.package);
+  const csvs = (await list<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns)).filter(
+    (c) => c.status?.reason !== 'Copied',
+  );
+  expect(
+    csvs.map((c) => `${c.metadata.name}:${c.status?.phase}`),
+    context,
+  ).toEqual([`${pair.older}:Succeeded`]);
+  expect(await get(Resources.ClusterServiceVersion, ns, pair.newer), context).toBeUndefined();
+  const plans = await list<InstallPlan>(Resources.InstallPlan, ns);
+  expect(
+    plans.filter((p) => p.spec.clusterServiceVersionNames.includes(pair.newer)).map((p) => p.metadata.name),
+    context,
+  ).toEqual([]);
+  // The older version was reinstated by a rollback InstallPlan, which completed.
+  const rollbackPlans = plans.filter(
+    (p) => p.metadata.annotations?.[RollbackAnnotations.rollbackFrom] === pair.newer,
+  );
+  expect(
+    rollbackPlans.map((p) => `${p.spec.clusterServiceVersionNames.join(',')}:${p.status?.phase}`),
+    context,
+  ).toEqual([`${pair.older}:Complete`]);
+  // Every CRD is the same object, and every custom resource is as it was (same resourceVersion).
+  expect(await crdUids(Object.keys(crds))).toEqual(crds);
+  expect(await storedCustomResources(crs)).toEqual(before);
+}
+
+describe.skipIf(!corpus)('rollback of real operators of the OperatorHub corpus', () => {
+  let manager: RunningManager;
+  let served: { url: string; close(): void };
+  let config: DeclarativeConfig;
+  let cluster: ClusterView;
+  const namespaces: string[] = [];
+
+  beforeAll(async () => {
+    manager = await startTestManager();
+    const imported = await importOperatorsDir(corpus!);
+    config = imported.config;
+    const text = [...config.packages, ...config.channels, ...config.bundles, ...config.deprecations]
+      .map((d) => JSON.stringify(d))
+      .join('\n');
+    served = await serveText(text);
+    await create(Builtin.Namespace, '', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: globalNs },
+    }).catch(() => undefined);
+    await create(
+      Resources.CatalogSource,
+      globalNs,
+      catalogSource(globalNs, source.name, { sourceType: 'http', address: served.url }),
+    );
+    await eventually(
+      'the corpus catalog to be READY',
+      async () => {
+        const cs = await get<CatalogSource>(Resources.CatalogSource, globalNs, source.name);
+        return cs && catalogReady(cs) ? cs : undefined;
+      },
+      300_000,
+    );
+    const c = client();
+    cluster = new ClusterView(c);
+    await cluster.start();
+  }, 600_000);
+
+  afterAll(async () => {
+    await cluster?.stop();
+    const c = client();
+    for (const ns of namespaces)
+      await c.request({ method: 'DELETE', path: `/api/v1/namespaces/${ns}` }).catch(() => undefined);
+    await c
+      .request({
+        method: 'DELETE',
+        path: `/apis/operators.coreos.com/v1alpha1/namespaces/${globalNs}/catalogsources/${source.name}`,
+      })
+      .catch(() => undefined);
+    c.close();
+    served?.close();
+    await manager?.stop();
+  });
+
+  /** The package's plan (OperatorGroup by its head's install modes) in a namespace named by `prefix`. */
+  function planFor(pkg: string, prefix: string): PackagePlan {
+    const plan = planPackages(
+      { ...config, packages: config.packages.filter((p) => p.name === pkg) },
+      `${prefix}${process.pid % 10000}`,
+    )[0]!;
+    namespaces.push(plan.namespace, ...plan.extraNamespaces);
+    return plan;
+  }
+
+  it('picks packages whose head replaces an older version whose APIs its CRDs still serve', () => {
+    for (const pkg of Automatic) {
+      const pair = pairOf(config, pkg);
+      expect(unservedByNewer(pair), pkg).toEqual([]);
+      expect(
+        examplesOf(pair.olderBundle, 'x').length,
+        `${pkg}: custom resources from alm-examples`,
+      ).toBeGreaterThan(0);
+    }
+  });
+
+  for (const pkg of Automatic) {
+    it(`${pkg}: an upgrade that misses its ${ShortDeadline} deadline is rolled back, keeping CRDs and custom resources; held back`, async () => {
+      const pair = pairOf(config, pkg);
+      const plan = planFor(pkg, 'rba');
+      const ns = plan.namespace;
+      const watch = watchTimes(cluster, ns, pair);
+      try {
+        const c = client();
+        await subscribe(c, plan, source, {
+          startingCSV: pair.older,
+          annotations: { [RollbackAnnotations.deadline]: ShortDeadline },
+        });
+        c.close();
+
+        // The older version runs (the upgrade begins once it has Succeeded): make custom resources.
+        await waitFor(
+          `${pair.older} to run and the upgrade to ${pair.newer} to begin`,
+          ns,
+          pkg,
+          async () =>
+            watch.times.newerSeen !== undefined || watch.times.rollingBack !== undefined ? true : undefined,
+          240_000,
+        );
+        const crdNames = crdsOf(pair.olderBundle).map((c) => c.metadata.name);
+        const crds = await crdUids(crdNames);
+        expect(
+          Object.values(crds).every((u) => u !== undefined),
+          JSON.stringify(crds),
+        ).toBe(true);
+        const crs = examplesOf(pair.olderBundle, ns);
+        await makeCustomResources(crs);
+        const before = await storedCustomResources(crs);
+        expect(before).toHaveLength(crs.length);
+
+        const sub = await waitFor(
+          `the rollback from ${pair.newer} to ${pair.older} to finish`,
+          ns,
+          pkg,
+          async () => {
+            const s = await get<Subscription>(Resources.Subscription, ns, pkg);
+            const r = s?.status?.rollback;
+            return r?.phase === 'RolledBack' &&
+              r.from === pair.newer &&
+              s?.status?.installedCSV === pair.older
+              ? s
+              : undefined;
+          },
+          240_000,
+        );
+        expect(sub.status?.rollback, await describeNamespace(ns, pkg)).toMatchObject({
+          phase: 'RolledBack',
+          from: pair.newer,
+          to: pair.older,
+        });
+        expect(sub.status?.rollback?.cause).toMatch(
+          new RegExp(`did not reach Succeeded within ${ShortDeadline}`),
+        );
+        expect(sub.status?.conditions?.find((x) => x.type === 'RolledBack')).toMatchObject({
+          status: 'True',
+        });
+        expect(sub.status?.history?.map((h) => `${h.csv}:${h.outcome}`)).toEqual(
+          expect.arrayContaining([`${pair.older}:RolledBack`, `${pair.newer}:Failed`]),
+        );
+        await assertBackOnOlder(ns, pair, crds, before, crs);
+
+        // Held back: the newer version is not tried again while the catalog is unchanged.
+        await new Promise((r) => setTimeout(r, HoldWatchMs));
+        expect(watch.times.newerAgain, await describeNamespace(ns, pkg)).toBeUndefined();
+        const held = await get<Subscription>(Resources.Subscription, ns, pkg);
+        expect(held?.status?.currentCSV).toBe(pair.older);
+        expect(held?.status?.installedCSV).toBe(pair.older);
+        expect(held?.status?.rollback).toMatchObject({ phase: 'RolledBack', from: pair.newer });
+        await assertBackOnOlder(ns, pair, crds, before, crs);
+
+        const t = watch.times;
+        const deadlineAt = t.newerCreated === undefined ? undefined : t.newerCreated + ShortDeadlineMs;
+        console.log(
+          `[corpus rollback] ${pkg}: ${pair.newer} → ${pair.older}, ${crs.length} custom resources kept; ` +
+            `deadline ${ShortDeadline} → RollingBack ${seconds(deadlineAt, t.rollingBack)} s → RolledBack ${seconds(deadlineAt, t.rolledBack)} s ` +
+            `(RollingBack → RolledBack ${seconds(t.rollingBack, t.rolledBack)} s)`,
+        );
+      } finally {
+        watch.stop();
+      }
+    }, 600_000);
+  }
+
+  it(`${Manual}: \`bosun rollback\` after a good upgrade reinstalls the older version from the catalog, keeping CRDs and custom resources`, async () => {
+    const pair = pairOf(config, Manual);
+    const plan = planFor(Manual, 'rbm');
+    const ns = plan.namespace;
+    const watch = watchTimes(cluster, ns, pair);
+    try {
+      const c = client();
+      await subscribe(c, plan, source, {
+        startingCSV: pair.older,
+        annotations: { [RollbackAnnotations.deadline]: '5m' },
+      });
+      c.close();
+      await waitFor(
+        `the upgrade to ${pair.newer} to succeed and ${pair.older} to go`,
+        ns,
+        Manual,
+        async () => {
+          const csvs = cluster.view(ns).csvs;
+          const newer = csvs.find((x) => x.metadata.name === pair.newer);
+          const older = csvs.find((x) => x.metadata.name === pair.older);
+          return newer?.status?.phase === 'Succeeded' && !older ? true : undefined;
+        },
+        300_000,
+      );
+      const crdNames = crdsOf(pair.newerBundle).map((x) => x.metadata.name);
+      const crds = await crdUids(crdNames);
+      expect(
+        Object.values(crds).every((u) => u !== undefined),
+        JSON.stringify(crds),
+      ).toBe(true);
+      const crs = examplesOf(pair.newerBundle, ns);
+      await makeCustomResources(crs);
+      const before = await storedCustomResources(crs);
+      expect(before).toHaveLength(crs.length);
+
+      const asked = Date.now();
+      const result = await cli('rollback', '-n', ns, Manual, '--timeout', '240');
+      const answered = Date.now();
+      const context = await describeNamespace(ns, Manual);
+      expect(result.err, context).toBe('');
+      expect(result, context).toMatchObject({ code: 0 });
+      expect(result.out).toContain(`rolled back from ${pair.newer} to ${pair.older}`);
+      const sub = await get<Subscription>(Resources.Subscription, ns, Manual);
+      expect(sub?.status?.rollback, context).toMatchObject({
+        phase: 'RolledBack',
+        from: pair.newer,
+        to: pair.older,
+      });
+      expect(sub?.status?.rollback?.cause).toMatch(/rollback asked for/);
+      expect(sub?.status?.installedCSV).toBe(pair.older);
+      expect(sub?.metadata.annotations?.[RollbackAnnotations.rollback]).toBeUndefined();
+      await assertBackOnOlder(ns, pair, crds, before, crs);
+
+      await new Promise((r) => setTimeout(r, HoldWatchMs));
+      expect(watch.times.newerAgain, await describeNamespace(ns, Manual)).toBeUndefined();
+      expect((await get<Subscription>(Resources.Subscription, ns, Manual))?.status?.currentCSV).toBe(
+        pair.older,
+      );
+      await assertBackOnOlder(ns, pair, crds, before, crs);
+
+      console.log(
+        `[corpus rollback] ${Manual} (bosun rollback): ${pair.newer} → ${pair.older} from the catalog, ` +
+          `${crs.length} custom resources kept; asked → RolledBack ${seconds(asked, watch.times.rolledBack)} s ` +
+          `(CLI answered after ${seconds(asked, answered)} s)`,
+      );
+    } finally {
+      watch.stop();
+    }
+  }, 600_000);
+});
+
+async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await main([...args, '--kubeconfig', inject('kubeconfig')], {
+    stdout: { write: (s: string) => ((out += s), true) } as never,
+    stderr: { write: (s: string) => ((err += s), true) } as never,
+    cwd: process.cwd(),
+    env: {},
+  });
+  return { code, out, err };
+}
