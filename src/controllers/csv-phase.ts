@@ -10,7 +10,7 @@
  *             → InstallReady (NeedsReinstall) when the rendered Deployments changed
  *   Failed → Succeeded if the strategy is healthy again, else Pending (NeedsReinstall)
  *   any → Replacing (BeingReplaced) while a newer CSV replaces it, → Deleting (Replaced) once
- *         that one has Succeeded
+ *         that one, or the newest of the chain of upgrades replacing it, has Succeeded
  *   any → Failed (NoOperatorGroup, TooManyOperatorGroups, UnsupportedOperatorGroup, ...) while
  *         the namespace's OperatorGroup does not allow the install
  *   (none) | Pending | InstallReady → Pending (OperatorConditionNotUpgradeable) while the CSV it
@@ -31,7 +31,10 @@ export interface CSVObservation {
   requirementsMet: boolean;
   /** The live Deployments against the rendered ones. */
   strategy: StrategyCheck;
-  /** A CSV in the same namespace whose `spec.replaces` names this one. */
+  /**
+   * A CSV in the same namespace whose `spec.replaces` names this one, with the phase of the
+   * newest CSV of the chain of upgrades it starts (itself, or one replacing it, and so on).
+   */
   replacedBy?: { name: string; phase: CSVPhase | undefined };
   /** The message of the Upgradeable=False condition of the CSV this one replaces, if it says so. */
   notUpgradeable?: string;

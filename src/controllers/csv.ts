@@ -81,8 +81,14 @@ export const csvController: Controller<(typeof uses.informers)[number], (typeof 
     };
     const onCSV = (c: ClusterServiceVersion) => {
       enqueue(objectKey(c.metadata.namespace, c.metadata.name));
-      // The CSV this one replaces follows its successor's progress (Replacing → Deleting).
-      if (c.spec.replaces) enqueue(objectKey(c.metadata.namespace, c.spec.replaces));
+      // The CSVs this one replaces, directly or down a chain of upgrades, follow the progress of
+      // the chain's newest (Replacing → Deleting).
+      const seen = new Set([c.metadata.name]);
+      for (let at = c.spec.replaces; at && !seen.has(at);) {
+        seen.add(at);
+        enqueue(objectKey(c.metadata.namespace, at));
+        at = informers.csvs.get(objectKey(c.metadata.namespace, at))?.spec.replaces;
+      }
     };
     informers.csvs.on({ add: onCSV, update: (_, c) => onCSV(c), delete: onCSV });
     informers.deployments.on({
@@ -164,6 +170,8 @@ interface Observed {
   notUpgradeable: string | undefined;
   /** The CSV replacing this one, if any. */
   replacer: ClusterServiceVersion | undefined;
+  /** The newest CSV of the chain of upgrades replacing this one (the replacer itself, or one replacing it). */
+  newest: ClusterServiceVersion | undefined;
   /** Whether each ServiceAccount the permissions name exists. */
   accounts: Map<string, boolean>;
   requirements: ReturnType<typeof checkRequirements>;
@@ -186,9 +194,20 @@ async function observe(ctx: CSVContext, csv: ClusterServiceVersion): Promise<Obs
     informers.operatorGroups.list(namespace),
     informers.namespaces.list().map((n) => ({ name: n.metadata?.name ?? '', labels: n.metadata?.labels })),
   );
-  const replacer = informers.csvs
-    .list(namespace)
-    .find((c) => c.spec.replaces === name && c.metadata.name !== name && !c.metadata.deletionTimestamp);
+  const replacerOf = (n: string) =>
+    informers.csvs
+      .list(namespace)
+      .find((c) => c.spec.replaces === n && c.metadata.name !== n && !c.metadata.deletionTimestamp);
+  const replacer = replacerOf(name);
+  // The newest of the chain of upgrades replacing this CSV: once it has Succeeded, every CSV it
+  // replaces, directly or not, is retired (as OLM walks its replacement chain).
+  let newest = replacer;
+  for (const seen = new Set([name]); newest && !seen.has(newest.metadata.name!);) {
+    seen.add(newest.metadata.name!);
+    const next = replacerOf(newest.metadata.name!);
+    if (!next) break;
+    newest = next;
+  }
   const replaced = csv.spec.replaces
     ? informers.csvs.get(objectKey(namespace, csv.spec.replaces))
     : undefined;
@@ -221,6 +240,7 @@ async function observe(ctx: CSVContext, csv: ClusterServiceVersion): Promise<Obs
     og,
     notUpgradeable,
     replacer,
+    newest,
     accounts,
     requirements,
     config,
@@ -255,7 +275,7 @@ function decide(csv: ClusterServiceVersion, seen: Observed): CSVDecision {
     requirementsMet: requirements.met,
     strategy: served ? withServingCheck(strategy, served.check) : strategy,
     ...(replacer
-      ? { replacedBy: { name: replacer.metadata.name ?? '', phase: replacer.status?.phase } }
+      ? { replacedBy: { name: replacer.metadata.name ?? '', phase: seen.newest?.status?.phase } }
       : {}),
     ...(seen.notUpgradeable !== undefined ? { notUpgradeable: seen.notUpgradeable } : {}),
   });

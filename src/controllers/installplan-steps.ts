@@ -24,6 +24,9 @@ import {
   truncateMessage,
 } from '../kube/conditions.js';
 import { bundleDecoder } from '../install/bundle-objects.js';
+import { CopiedFromLabel } from '../install/ownership.js';
+import { upgradesFrom } from '../olm/csv-edges.js';
+import type { KubeManifest } from '../apis/bundle.js';
 import { objectKey } from '../kube/cache.js';
 import {
   type NamespaceInfo,
@@ -122,15 +125,13 @@ export async function planSteps(ctx: InstallPlanContext, ip: InstallPlan): Promi
     if (located.kind !== 'found') return located;
     const decoded = await bundles.decode(located.bundle);
     if (!decoded.ok) return { kind: 'failed', message: decoded.errors.map(formatProblem).join('; ') };
-    // `spec.replaces` is kept only when the CSV it names is installed here (an upgrade).
-    const replaces = decoded.value.csv.spec.replaces;
-    const installed = replaces ? ctx.informers.csvs.get(objectKey(namespace, replaces)) : undefined;
+    const replaces = upgradedFrom(ctx, namespace, located, decoded.value.csv);
     const planned = planInstall({
       bundle: decoded.value,
       namespace,
       targets,
       source: located.source,
-      ...(installed ? { replaces } : {}),
+      ...(replaces ? { replaces } : {}),
     });
     if (!planned.ok) return { kind: 'failed', message: planned.errors.map(formatProblem).join('; ') };
     steps.push(...planned.value);
@@ -271,4 +272,35 @@ export function warningConditions(
     );
   }
   return conditions;
+}
+
+/**
+ * The installed CSV this one upgrades from, written to its `spec.replaces` as OLM writes it: the
+ * one it replaces if that is installed here, else the installed CSV of the same package that it
+ * skips or whose version its skipRange holds (a jump past versions never installed). The CSV
+ * replaced then retires once the new one has Succeeded.
+ */
+function upgradedFrom(
+  ctx: InstallPlanContext,
+  namespace: string,
+  located: Extract<LocatedBundle, { kind: 'found' }>,
+  csv: ClusterServiceVersion,
+): string | undefined {
+  const named = csv.spec.replaces;
+  if (named && ctx.informers.csvs.get(objectKey(namespace, named))) return named;
+  const samePackage = (name: string) =>
+    ctx.catalogs.findBundle(located.source, name)?.package === located.bundle.package;
+  return ctx.informers.csvs
+    .list(namespace)
+    .find(
+      (c) =>
+        c.metadata.name !== csv.metadata.name &&
+        !c.metadata.deletionTimestamp &&
+        c.metadata.labels?.[CopiedFromLabel] === undefined &&
+        samePackage(c.metadata.name!) &&
+        upgradesFrom(csv as unknown as KubeManifest, {
+          name: c.metadata.name!,
+          ...(c.spec.version ? { version: c.spec.version } : {}),
+        }),
+    )?.metadata.name;
 }

@@ -5,7 +5,7 @@
  */
 import { CSVAnnotation, type KubeManifest } from '../apis/bundle.js';
 import type { ChannelEntry } from '../apis/fbc.js';
-import { parseRange } from './version.js';
+import { inRange, parseRange, parseTolerant } from './version.js';
 
 export interface EdgeProblem {
   field: string;
@@ -79,4 +79,16 @@ export function csvEdgeProblems(csv: KubeManifest, name: string | undefined): Ed
     if (!r.ok) out.push({ field: `metadata.annotations.${CSVAnnotation.SkipRange}`, message: r.message });
   }
   return out;
+}
+
+/**
+ * Whether the CSV upgrades from `installed` by one of its edges: it replaces it, skips it, or its
+ * skipRange holds its version (read leniently, as OLM reads an installed CSV's version).
+ */
+export function upgradesFrom(csv: KubeManifest, installed: { name: string; version?: string }): boolean {
+  if (csvReplaces(csv) === installed.name || csvSkips(csv).includes(installed.name)) return true;
+  const text = csvSkipRange(csv);
+  const range = text === undefined ? undefined : parseRange(text);
+  const version = installed.version === undefined ? undefined : parseTolerant(installed.version);
+  return range?.ok === true && version !== undefined && inRange(version, range.range);
 }

@@ -3,9 +3,11 @@
  * whose default channel links two versions by `replaces`, imported and served over http as in
  * corpus-sample.test.ts, through a running manager on the real control plane.
  *
- * Each is subscribed at the older version with an upgrade deadline of 1s: on this control plane
- * a real operator's pods become Ready in seconds, so the upgrade to the channel head misses it and
- * counts as failed. Bosun must roll back to the older version with every CRD (same uid) and custom
+ * Each is subscribed at the older version with an upgrade deadline of 1ms, so that the upgrade to
+ * the channel head counts as failed before it can succeed. (On this control plane a real upgrade
+ * reaches Succeeded in about half a second, and the deadline's clock starts at the CSV's
+ * creationTimestamp, which has whole seconds: with 1s, the upgrade beat its deadline about every
+ * other time.) Bosun must roll back to the older version with every CRD (same uid) and custom
  * resource (made from the operator's own alm-examples while the older version runs) untouched,
  * leave one live CSV, the older one Succeeded, nothing of the newer one, and not try the newer one
  * again while it is held back. One package is also rolled back on demand (`bosun rollback`) after
@@ -60,9 +62,17 @@ const Automatic = [
 /** The package also rolled back on demand after a good upgrade. */
 const Manual = 'etcd';
 
-/** Short enough that a real upgrade misses it on this control plane. */
-const ShortDeadline = '1s';
-const ShortDeadlineMs = 1_000;
+/** Short enough that a real upgrade always misses it on this control plane (see above). */
+const ShortDeadline = '1ms';
+const ShortDeadlineMs = 1;
+/**
+ * A deadline a real upgrade here meets about half the time: what it ends in depends on where in
+ * its second the newer CSV was created, so several tries, their starts spread over a second,
+ * cover both outcomes and the moments between (a rollback that begins just before the newer
+ * version reaches Succeeded).
+ */
+const RaceDeadline = '1s';
+const RaceTries = 3;
 /** How long a held-back version must stay away. */
 const HoldWatchMs = 6_000;
 
@@ -240,13 +250,16 @@ interface Times {
   newerSeen?: number;
   rollingBack?: number;
   rolledBack?: number;
-  /** The newer CSV, or an InstallPlan for it, seen again after the rollback finished. */
+  /** A new CSV of the newer version, or a new InstallPlan for it, seen after the rollback finished. */
   newerAgain?: string;
 }
 
 /** Watches one namespace through the cluster view every 100 ms until stopped. */
 function watchTimes(cluster: ClusterView, ns: string, pair: Pair): { times: Times; stop(): void } {
   const times: Times = {};
+  // The newer version's CSVs and InstallPlans known before the rollback finished, by uid: any
+  // other one seen after it is a new attempt (an informer a little behind is not).
+  const known = new Set<string>();
   const timer = setInterval(() => {
     const now = Date.now();
     const view = cluster.view(ns);
@@ -259,13 +272,13 @@ function watchTimes(cluster: ClusterView, ns: string, pair: Pair): { times: Time
     const phase = sub?.status?.rollback?.from === pair.newer ? sub.status.rollback.phase : undefined;
     if (phase === 'RollingBack' && times.rollingBack === undefined) times.rollingBack = now;
     if (phase === 'RolledBack' && times.rolledBack === undefined) times.rolledBack = now;
-    if (times.rolledBack !== undefined && times.newerAgain === undefined) {
-      const plan = view.installPlans.find(
-        (p) =>
-          p.spec.clusterServiceVersionNames.includes(pair.newer) &&
-          Date.parse(p.metadata.creationTimestamp ?? '') > times.rolledBack! - 1_000,
-      );
-      if (newer) times.newerAgain = `CSV ${pair.newer} (${newer.status?.phase ?? 'no phase'})`;
+    const plans = view.installPlans.filter((p) => p.spec.clusterServiceVersionNames.includes(pair.newer));
+    if (times.rolledBack === undefined) {
+      for (const o of [newer, ...plans]) if (o?.metadata.uid) known.add(o.metadata.uid);
+    } else if (times.newerAgain === undefined) {
+      const plan = plans.find((p) => !known.has(p.metadata.uid ?? ''));
+      if (newer && !known.has(newer.metadata.uid ?? ''))
+        times.newerAgain = `CSV ${pair.newer} (${newer.status?.phase ?? 'no phase'})`;
       else if (plan) times.newerAgain = `InstallPlan ${plan.metadata.name} for ${pair.newer}`;
     }
   }, 100);
@@ -406,7 +419,7 @@ describe.skipIf(!corpus)('rollback of real operators of the OperatorHub corpus',
           pkg,
           async () =>
             watch.times.newerSeen !== undefined || watch.times.rollingBack !== undefined ? true : undefined,
-          240_000,
+          120_000,
         );
         const crdNames = crdsOf(pair.olderBundle).map((c) => c.metadata.name);
         const crds = await crdUids(crdNames);
@@ -432,7 +445,7 @@ describe.skipIf(!corpus)('rollback of real operators of the OperatorHub corpus',
               ? s
               : undefined;
           },
-          240_000,
+          120_000,
         );
         expect(sub.status?.rollback, await describeNamespace(ns, pkg)).toMatchObject({
           phase: 'RolledBack',
@@ -464,13 +477,76 @@ describe.skipIf(!corpus)('rollback of real operators of the OperatorHub corpus',
         console.log(
           `[corpus rollback] ${pkg}: ${pair.newer} → ${pair.older}, ${crs.length} custom resources kept; ` +
             `deadline ${ShortDeadline} → RollingBack ${seconds(deadlineAt, t.rollingBack)} s → RolledBack ${seconds(deadlineAt, t.rolledBack)} s ` +
-            `(RollingBack → RolledBack ${seconds(t.rollingBack, t.rolledBack)} s)`,
+            `(newer CSV seen → RollingBack ${seconds(t.newerSeen, t.rollingBack)} s → RolledBack ${seconds(t.newerSeen, t.rolledBack)} s)`,
         );
       } finally {
         watch.stop();
       }
     }, 600_000);
   }
+
+  it(`a ${RaceDeadline} deadline, met or missed by a hair, always ends on one Succeeded CSV: the newer one, or the older one after a rollback`, async () => {
+    const tries = Automatic.flatMap((pkg) =>
+      Array.from({ length: RaceTries }, (_, i) => ({
+        pair: pairOf(config, pkg),
+        plan: planFor(pkg, `rbr${i}-`),
+      })),
+    );
+    const c = client();
+    await Promise.all(
+      tries.map(async (t, i) => {
+        await new Promise((r) => setTimeout(r, (i * 1_000) / tries.length));
+        await subscribe(c, t.plan, source, {
+          startingCSV: t.pair.older,
+          annotations: { [RollbackAnnotations.deadline]: RaceDeadline },
+        });
+      }),
+    );
+    c.close();
+
+    /** How one try ended, once it has (and stays so). */
+    const outcome = async ({ pair, plan }: (typeof tries)[number]) => {
+      const sub = await get<Subscription>(Resources.Subscription, plan.namespace, pair.package);
+      const csvs = (await list<ClusterServiceVersion>(Resources.ClusterServiceVersion, plan.namespace))
+        .filter((x) => x.status?.reason !== 'Copied')
+        .map((x) => `${x.metadata.name}:${x.status?.phase}`);
+      const only = (name: string) => csvs.length === 1 && csvs[0] === `${name}:Succeeded`;
+      const r = sub?.status?.rollback;
+      if (r?.phase === 'RolledBack' && r.from === pair.newer && only(pair.older)) return 'rolled back';
+      if (r === undefined && sub?.status?.installedCSV === pair.newer && only(pair.newer)) return 'upgraded';
+      return undefined;
+    };
+    const ended = new Map<string, string>();
+    await eventually(
+      'every try to end on one Succeeded CSV',
+      async () => {
+        for (const t of tries) {
+          const o = await outcome(t);
+          if (o) ended.set(t.plan.namespace, o);
+          else ended.delete(t.plan.namespace);
+        }
+        return ended.size === tries.length ? true : undefined;
+      },
+      120_000,
+    ).catch(async (err: Error) => {
+      const stuck = tries.filter((t) => !ended.has(t.plan.namespace));
+      const dumps = await Promise.all(
+        stuck.map(
+          async (t) => `${t.plan.namespace}: ${await describeNamespace(t.plan.namespace, t.pair.package)}`,
+        ),
+      );
+      throw new Error(
+        `${err.message}: ${stuck.length} of ${tries.length} did not (${[...ended].map(([ns, o]) => `${ns} ${o}`).join(', ')}); ${dumps.join('\n')}`,
+      );
+    });
+    // And each stays so.
+    await new Promise((r) => setTimeout(r, 3_000));
+    for (const t of tries) expect(await outcome(t), t.plan.namespace).toBe(ended.get(t.plan.namespace));
+    const count = (o: string) => [...ended.values()].filter((x) => x === o).length;
+    console.log(
+      `[corpus rollback] ${RaceDeadline} deadline, ${tries.length} tries: ${count('upgraded')} upgraded within it, ${count('rolled back')} rolled back`,
+    );
+  }, 600_000);
 
   it(`${Manual}: \`bosun rollback\` after a good upgrade reinstalls the older version from the catalog, keeping CRDs and custom resources`, async () => {
     const pair = pairOf(config, Manual);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { KubeManifest } from '../../../src/apis/bundle.js';
-import { csvEdgeProblems, csvEdges, hasEdges } from '../../../src/olm/csv-edges.js';
+import { csvEdgeProblems, csvEdges, hasEdges, upgradesFrom } from '../../../src/olm/csv-edges.js';
 
 const csv = (spec: Record<string, unknown>, annotations: Record<string, unknown> = {}): KubeManifest => ({
   apiVersion: 'operators.coreos.com/v1alpha1',
@@ -65,5 +65,36 @@ describe('a CSV’s upgrade edges', () => {
     ],
   ])('problems: %s', (_, manifest, want) => {
     expect(csvEdgeProblems(manifest, 'app.v2.0.0')).toEqual(want);
+  });
+});
+
+describe('upgradesFrom', () => {
+  const csv = (spec: object, annotations: Record<string, string> = {}): KubeManifest => ({
+    apiVersion: 'operators.coreos.com/v1alpha1',
+    kind: 'ClusterServiceVersion',
+    metadata: { name: 'foo.v3.0.0', annotations },
+    spec,
+  });
+
+  it('by replaces, by skips, and by a skipRange that holds the installed version', () => {
+    expect(upgradesFrom(csv({ replaces: 'foo.v2.0.0' }), { name: 'foo.v2.0.0' })).toBe(true);
+    expect(upgradesFrom(csv({ skips: ['foo.v1.0.0'] }), { name: 'foo.v1.0.0' })).toBe(true);
+    const ranged = csv({}, { 'olm.skipRange': '>=1.0.0 <3.0.0' });
+    expect(upgradesFrom(ranged, { name: 'foo.v1.5.0', version: '1.5.0' })).toBe(true);
+    // Read leniently, as OLM reads an installed CSV's version.
+    expect(upgradesFrom(ranged, { name: 'foo.v1.5', version: 'v1.5' })).toBe(true);
+  });
+
+  it('not from anything else', () => {
+    const ranged = csv(
+      { replaces: 'foo.v2.0.0', skips: ['foo.v1.0.0'] },
+      { 'olm.skipRange': '>=1.0.0 <3.0.0' },
+    );
+    expect(upgradesFrom(ranged, { name: 'foo.v3.1.0', version: '3.1.0' })).toBe(false);
+    expect(upgradesFrom(ranged, { name: 'foo.v0.9.0', version: '0.9.0' })).toBe(false);
+    expect(upgradesFrom(ranged, { name: 'bar.v2.0.0' })).toBe(false);
+    expect(upgradesFrom(csv({}, { 'olm.skipRange': 'not a range' }), { name: 'x', version: '1.0.0' })).toBe(
+      false,
+    );
   });
 });
