@@ -290,17 +290,15 @@ function upgradedFrom(
   if (named && ctx.informers.csvs.get(objectKey(namespace, named))) return named;
   const samePackage = (name: string) =>
     ctx.catalogs.findBundle(located.source, name)?.package === located.bundle.package;
-  return ctx.informers.csvs
-    .list(namespace)
-    .find(
-      (c) =>
-        c.metadata.name !== csv.metadata.name &&
-        !c.metadata.deletionTimestamp &&
-        c.metadata.labels?.[CopiedFromLabel] === undefined &&
-        samePackage(c.metadata.name!) &&
-        upgradesFrom(csv as unknown as KubeManifest, {
-          name: c.metadata.name!,
-          ...(c.spec.version ? { version: c.spec.version } : {}),
-        }),
-    )?.metadata.name;
+  return ctx.informers.csvs.list(namespace).find(
+    (c) =>
+      c.metadata.name !== csv.metadata.name &&
+      !c.metadata.deletionTimestamp &&
+      c.metadata.labels?.[CopiedFromLabel] === undefined &&
+      samePackage(c.metadata.name!) &&
+      upgradesFrom(csv as unknown as KubeManifest, {
+        name: c.metadata.name!,
+        ...(c.spec.version ? { version: c.spec.version } : {}),
+      }),
+  )?.metadata.name;
 }
