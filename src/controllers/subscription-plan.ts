@@ -215,10 +215,15 @@ export function generatedSubscriptions(
   });
 }
 
+/** The generation of the next InstallPlan of a namespace: one past the highest of its plans. */
+export function nextGeneration(plans: readonly InstallPlan[]): number {
+  return Math.max(0, ...plans.map((ip) => ip.spec.generation ?? 0)) + 1;
+}
+
 /** The InstallPlan a Subscription should have for its target CSV (created when missing). */
 export function desiredInstallPlan(
   sub: Subscription,
-  outcome: SubscriptionOutcome,
+  outcome: Pick<SubscriptionOutcome, 'bundle' | 'catalog' | 'catalogNamespace'>,
   generation: number,
 ): InstallPlan {
   const namespace = sub.metadata.namespace!;

@@ -50,7 +50,7 @@ import type { RecentWrites } from '../kube/recent-writes.js';
 import { writeStatus } from '../kube/status.js';
 import { deleteIfPresent, mergePatch } from './objects.js';
 import type { SubscriptionContext } from './subscription.js';
-import { SubscriptionLabel } from './subscription-plan.js';
+import { desiredInstallPlan, nextGeneration, SubscriptionLabel } from './subscription-plan.js';
 
 /** What the rest of the reconcile needs to know of one Subscription's rollback. */
 export interface RollbackView {
@@ -333,27 +333,19 @@ async function ensureRollbackPlan(
   const name = `rollback-${createHash('sha256').update(`${namespace}/${sub.metadata.name}/${rollback.from}/${rollback.to}/${rollback.startedAt}`).digest('hex').slice(0, 10)}`;
   const existing = ctx.informers.installPlans.get(objectKey(namespace, name));
   if (existing) return existing;
-  const generation =
-    Math.max(0, ...ctx.informers.installPlans.list(namespace).map((ip) => ip.spec.generation ?? 0)) + 1;
-  const plan: InstallPlan = withOwner(
+  const generation = nextGeneration(ctx.informers.installPlans.list(namespace));
+  const to = { bundle: rollback.to!, catalog: sub.spec.source, catalogNamespace: sub.spec.sourceNamespace };
+  const base = desiredInstallPlan(sub, to, generation);
+  const plan = withOwner(
     {
-      apiVersion: `${Resources.InstallPlan.group}/${Resources.InstallPlan.version}`,
-      kind: 'InstallPlan',
+      ...base,
       metadata: {
+        ...base.metadata,
         name,
-        namespace,
-        labels: { [SubscriptionLabel]: sub.metadata.name! },
         annotations: { [RollbackAnnotations.rollbackFrom]: rollback.from },
       },
-      spec: {
-        clusterServiceVersionNames: [rollback.to!],
-        // A rollback is itself the approval: automatic by the Subscription's deadline, or asked for.
-        approval: Approval.Automatic,
-        approved: true,
-        generation,
-        source: sub.spec.source,
-        sourceNamespace: sub.spec.sourceNamespace,
-      },
+      // A rollback is itself the approval: automatic by the Subscription's deadline, or asked for.
+      spec: { ...base.spec, approval: Approval.Automatic, approved: true },
     },
     sub,
     { controller: false, blockOwnerDeletion: false },

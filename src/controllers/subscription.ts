@@ -38,6 +38,7 @@ import {
   type GeneratedSubscription,
   generatedSubscriptions,
   installPlanName,
+  nextGeneration,
   resolutionInput,
   type StatusInput,
   subscriptionStatus,
@@ -267,8 +268,7 @@ async function ensureInstallPlan(
   const name = installPlanName(namespace, sub.metadata.name!, outcome.bundle);
   const existing = ctx.informers.installPlans.get(objectKey(namespace, name));
   if (existing || outcome.state === 'at-latest') return existing;
-  const generation =
-    Math.max(0, ...ctx.informers.installPlans.list(namespace).map((ip) => ip.spec.generation ?? 0)) + 1;
+  const generation = nextGeneration(ctx.informers.installPlans.list(namespace));
   const desired = withOwner(desiredInstallPlan(sub, outcome, generation), sub, {
     controller: false,
     blockOwnerDeletion: false,

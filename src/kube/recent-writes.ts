@@ -26,8 +26,15 @@ export class RecentWrites {
   remember(stored: KubeObject & { status?: unknown }): void {
     const uid = stored.metadata?.uid;
     const resourceVersion = stored.metadata?.resourceVersion;
-    if (uid && resourceVersion)
-      this.byUid.set(uid, { resourceVersion, status: stored.status, at: this.now() });
+    const now = this.now();
+    // Writes of objects no longer read (deleted ones) go once they are old.
+    for (const [key, w] of this.byUid) if (now - w.at > this.ttlMs) this.byUid.delete(key);
+    if (uid && resourceVersion) this.byUid.set(uid, { resourceVersion, status: stored.status, at: now });
+  }
+
+  /** How many writes are remembered. */
+  get size(): number {
+    return this.byUid.size;
   }
 
   /** The cached object, with the status last written when the cache has not caught up with it. */

@@ -7,14 +7,13 @@ import { Builtin } from '../../../src/kube/resources.js';
 import type { ClusterServiceVersion, InstallPlan, Subscription } from '../../../src/apis/operators.js';
 import type { Deployment } from '../../../src/controllers/context.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
-import { eventually, freshNamespace } from '../support.js';
+import { eventually } from '../support.js';
 import { TestOperator, testCatalogSnapshot } from './install-harness.js';
 import {
-  ConfigMapResource,
-  catalogSource,
   create,
   get,
   list,
+  namespaceWithCatalog,
   mergePatch,
   Resources,
   startTestManager,
@@ -38,27 +37,7 @@ function catalogJson(): string {
 }
 
 /** A namespace with the catalog (CatalogSource `testop`) and an OperatorGroup targeting itself. */
-async function operatorNamespace(): Promise<string> {
-  const ns = await freshNamespace('e2e');
-  await create(ConfigMapResource, ns, {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: 'testop-catalog' },
-    data: { 'catalog.json': catalogJson() },
-  } as never);
-  await create(
-    Resources.CatalogSource,
-    ns,
-    catalogSource(ns, 'testop', { sourceType: 'configmap', configMap: 'testop-catalog' }),
-  );
-  await create(Resources.OperatorGroup, ns, {
-    apiVersion: 'operators.coreos.com/v1',
-    kind: 'OperatorGroup',
-    metadata: { name: 'og', namespace: ns },
-    spec: { targetNamespaces: [ns] },
-  });
-  return ns;
-}
+const operatorNamespace = () => namespaceWithCatalog('e2e', catalogJson());
 
 const available = (d: Deployment | undefined) =>
   d?.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true;

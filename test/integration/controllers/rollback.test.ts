@@ -12,16 +12,16 @@ import { Builtin } from '../../../src/kube/resources.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
 import { main } from '../../../src/cli/main.js';
 import { inject } from 'vitest';
-import { eventually, freshNamespace } from '../support.js';
+import { eventually } from '../support.js';
 import { TestOperator, testBundle, testCatalogSnapshot, testCSV } from './install-harness.js';
 import {
   ConfigMapResource,
-  catalogSource,
   client,
   create,
   eventsFor,
   get,
   list,
+  namespaceWithCatalog,
   mergePatch,
   Resources,
   startTestManager,
@@ -51,24 +51,7 @@ function catalogJson(v2 = testBundle('0.2.0', brokenCSV())): string {
 
 /** A namespace with the catalog (CatalogSource `testop`), an OperatorGroup, and a Subscription starting at 0.1.0. */
 async function subscribed(deadline: string, v2?: ReturnType<typeof testBundle>): Promise<string> {
-  const ns = await freshNamespace('rollback');
-  await create(ConfigMapResource, ns, {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: 'testop-catalog' },
-    data: { 'catalog.json': catalogJson(v2) },
-  } as never);
-  await create(
-    Resources.CatalogSource,
-    ns,
-    catalogSource(ns, 'testop', { sourceType: 'configmap', configMap: 'testop-catalog' }),
-  );
-  await create(Resources.OperatorGroup, ns, {
-    apiVersion: 'operators.coreos.com/v1',
-    kind: 'OperatorGroup',
-    metadata: { name: 'og', namespace: ns },
-    spec: { targetNamespaces: [ns] },
-  });
+  const ns = await namespaceWithCatalog('rollback', catalogJson(v2));
   const sub = subscription(ns, 'testop', {
     name: TestOperator.package,
     source: 'testop',

@@ -10,7 +10,7 @@ import { KubeClient, collectionPath, objectPath } from '../../../src/kube/client
 import type { Controller } from '../../../src/controllers/context.js';
 import { type RunningManager, startManager } from '../../../src/manager/manager.js';
 import { isNotFound } from '../../../src/kube/errors.js';
-import { kubeConfig } from '../support.js';
+import { freshNamespace, kubeConfig } from '../support.js';
 
 export function client(): KubeClient {
   return new KubeClient(kubeConfig());
@@ -126,3 +126,29 @@ export function subscription(
 }
 
 export { Resources };
+
+/**
+ * A fresh namespace holding `catalogJson` in ConfigMap `<source>-catalog`, served as CatalogSource
+ * `source`, and an OperatorGroup `og` targeting the namespace itself.
+ */
+export async function namespaceWithCatalog(prefix: string, catalogJson: string, source = 'testop') {
+  const ns = await freshNamespace(prefix);
+  await create(ConfigMapResource, ns, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: `${source}-catalog` },
+    data: { 'catalog.json': catalogJson },
+  } as never);
+  await create(
+    Resources.CatalogSource,
+    ns,
+    catalogSource(ns, source, { sourceType: 'configmap', configMap: `${source}-catalog` }),
+  );
+  await create(Resources.OperatorGroup, ns, {
+    apiVersion: 'operators.coreos.com/v1',
+    kind: 'OperatorGroup',
+    metadata: { name: 'og', namespace: ns },
+    spec: { targetNamespaces: [ns] },
+  });
+  return ns;
+}

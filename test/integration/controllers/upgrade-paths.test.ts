@@ -6,14 +6,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BundleDoc } from '../../../src/apis/fbc.js';
 import type { ClusterServiceVersion, InstallPlan, Subscription } from '../../../src/apis/operators.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
-import { eventually, freshNamespace } from '../support.js';
+import { eventually } from '../support.js';
 import { TestOperator, testBundle, testCSV } from './install-harness.js';
 import {
-  ConfigMapResource,
-  catalogSource,
   create,
   get,
   list,
+  namespaceWithCatalog,
   Resources,
   startTestManager,
   subscription,
@@ -51,29 +50,12 @@ function bundle3(edge: { replaces: string; skipRange?: string }): BundleDoc {
 }
 
 async function upgradeNamespace(entries: object[], bundles: BundleDoc[]): Promise<string> {
-  const ns = await freshNamespace('paths');
   const docs = [
     { schema: 'olm.package', name: TestOperator.package, defaultChannel: 'stable' },
     { schema: 'olm.channel', package: TestOperator.package, name: 'stable', entries },
     ...bundles,
   ];
-  await create(ConfigMapResource, ns, {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: 'testop-catalog' },
-    data: { 'catalog.json': docs.map((d) => JSON.stringify(d)).join('\n') },
-  } as never);
-  await create(
-    Resources.CatalogSource,
-    ns,
-    catalogSource(ns, 'testop', { sourceType: 'configmap', configMap: 'testop-catalog' }),
-  );
-  await create(Resources.OperatorGroup, ns, {
-    apiVersion: 'operators.coreos.com/v1',
-    kind: 'OperatorGroup',
-    metadata: { name: 'og', namespace: ns },
-    spec: { targetNamespaces: [ns] },
-  });
+  const ns = await namespaceWithCatalog('paths', docs.map((d) => JSON.stringify(d)).join('\n'));
   await create(
     Resources.Subscription,
     ns,

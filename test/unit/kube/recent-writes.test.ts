@@ -44,4 +44,13 @@ describe('RecentWrites', () => {
     now = 1_002;
     expect(recent.freshest(obj('4', { step: 1 })).status).toEqual({ step: 1 });
   });
+
+  it('forgets old writes of objects no longer read when it remembers another', () => {
+    let now = 0;
+    const recent = new RecentWrites(1_000, () => now);
+    recent.remember(obj('5', { step: 2 }, 'gone'));
+    now = 2_000;
+    recent.remember(obj('6', { step: 1 }, 'u1'));
+    expect(recent.size).toBe(1);
+  });
 });
