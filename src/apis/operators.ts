@@ -485,6 +485,11 @@ export interface InstallPlanSummary {
   objects: { create: number; present: number; delete: number };
   /** CSV permission rules (per service account) added and removed. */
   rbac: { added: number; removed: number };
+  /**
+   * For a plan awaiting approval: the CRD safety check of the CRDs it would replace, as it was when
+   * the plan was made (approving runs it again, and that verdict is the one that counts).
+   */
+  crdSafety?: { safe: boolean; findings: string[] };
 }
 
 export type InstallPlan = OperatorsObject<'InstallPlan', InstallPlanSpec, InstallPlanStatus>;

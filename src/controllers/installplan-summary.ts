@@ -8,7 +8,8 @@
  * - `objects`: how many steps' objects do not exist yet and how many do (read once, one GET per
  *   step: no dry run), and the CSV it replaces;
  * - `rbac`: how many CSV permission rules are added and removed.
- * The CRD safety check runs only once a plan is approved, so the summary has no verdict on it.
+ * - `crdSafety`: for a plan awaiting approval, the CRD safety check as it is now (approving runs
+ *   it again, and that verdict decides); an approved plan runs it at once anyway.
  * A summary that cannot be computed (a read failed) is left out and tried again next time: it
  * never holds up the plan.
  */
@@ -33,6 +34,7 @@ import { writeStatus } from '../kube/status.js';
 import { parseTolerant } from '../olm/version.js';
 import type { CatalogRef } from './context.js';
 import type { InstallPlanContext } from './installplan.js';
+import { unsafeCRDReplacements } from './installplan-crd-safety.js';
 import { locateBundle } from './installplan-steps.js';
 import { PropertiesAnnotation } from './subscription-plan.js';
 
@@ -75,7 +77,9 @@ async function planSummary(
   const newCSVs = steps
     .filter((s) => s.resource.kind === Resources.ClusterServiceVersion.kind)
     .map((s) => JSON.parse(s.resource.manifest) as ClusterServiceVersion);
-  return summarize({ to, ...upgrade, newCSVs, exists });
+  // Whoever approves a Manual plan sees the CRD verdict before approving (the check runs again then).
+  const crdFindings = ip.spec.approved ? undefined : await unsafeCRDReplacements(ctx.client, steps);
+  return summarize({ to, ...upgrade, newCSVs, exists, ...(crdFindings ? { crdFindings } : {}) });
 }
 
 export interface SummaryInput {
@@ -86,6 +90,8 @@ export interface SummaryInput {
   newCSVs: readonly ClusterServiceVersion[];
   /** For each step, whether its object exists now. */
   exists: readonly boolean[];
+  /** The CRD safety findings, for a plan awaiting approval. */
+  crdFindings?: readonly string[];
 }
 
 /** The summary from what was read. Pure. */
@@ -100,6 +106,9 @@ export function summarize(input: SummaryInput): InstallPlanSummary {
     ...(input.path ? { channel: input.path.channel, path: input.path.hops } : {}),
     objects: { create: input.exists.length - present, present, delete: replaced ? 1 : 0 },
     rbac: { added: rbac.added.length, removed: rbac.removed.length },
+    ...(input.crdFindings
+      ? { crdSafety: { safe: input.crdFindings.length === 0, findings: [...input.crdFindings] } }
+      : {}),
   };
 }
 

@@ -92,6 +92,10 @@ const summary = object<InstallPlanSummary>(
         { description: 'CSV permission rules (per service account) added and removed.' },
       ),
     ),
+    crdSafety: object<NonNullable<InstallPlanSummary['crdSafety']>>(
+      { safe: required(boolean()), findings: required(array(string())) },
+      { description: 'For a plan awaiting approval: the CRD safety check as it was when the plan was made.' },
+    ),
   },
   { description: 'What approving the plan would do, in short, as planned (Bosun).' },
 );

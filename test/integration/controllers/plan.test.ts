@@ -114,6 +114,7 @@ describe('bosun plan', () => {
         delete: 1,
       },
       rbac: { added: 2, removed: 1 },
+      crdSafety: { safe: true, findings: [] },
     });
     const before = await get<Deployment>(client, deploymentPath(ns, TestOperator.deployment));
 

@@ -28,6 +28,16 @@ const csv = (
   }) as unknown as ClusterServiceVersion;
 
 describe('summarize', () => {
+  it('a plan awaiting approval carries the CRD verdict; without findings given, none', () => {
+    const base = { to: ['op.v2'], newCSVs: [], exists: [] };
+    expect(summarize({ ...base, crdFindings: ['CRD a.b v1: FieldRemoved: .spec.x'] }).crdSafety).toEqual({
+      safe: false,
+      findings: ['CRD a.b v1: FieldRemoved: .spec.x'],
+    });
+    expect(summarize({ ...base, crdFindings: [] }).crdSafety).toEqual({ safe: true, findings: [] });
+    expect(summarize(base).crdSafety).toBeUndefined();
+  });
+
   it('an upgrade: from, to, path, objects by whether they exist, RBAC counts', () => {
     const hops = [{ from: 'op.v1', to: 'op.v2', via: 'replaces' as const }];
     expect(
