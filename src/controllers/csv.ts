@@ -208,6 +208,14 @@ async function observe(ctx: CSVContext, csv: ClusterServiceVersion): Promise<Obs
     if (!next) break;
     newest = next;
   }
+  // A version being rolled back from retires nothing, even should it reach Succeeded meanwhile:
+  // the version it replaced is the one being reinstated.
+  const rollingBack = informers.subscriptions
+    .list(namespace)
+    .some(
+      (s) => s.status?.rollback?.phase === 'RollingBack' && s.status.rollback.from === newest?.metadata.name,
+    );
+  if (rollingBack) newest = undefined;
   const replaced = csv.spec.replaces
     ? informers.csvs.get(objectKey(namespace, csv.spec.replaces))
     : undefined;

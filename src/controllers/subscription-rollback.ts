@@ -30,7 +30,7 @@ import {
   type SubscriptionRollback,
 } from '../apis/operators.js';
 import { withPayloads } from '../catalog/payloads.js';
-import { withOwner } from '../install/ownership.js';
+import { csvOwnerOf, withOwner } from '../install/ownership.js';
 import {
   bundleContentDigest,
   type LiveCRD,
@@ -49,6 +49,7 @@ import { isAlreadyExists } from '../kube/errors.js';
 import type { RecentWrites } from '../kube/recent-writes.js';
 import { writeStatus } from '../kube/status.js';
 import { deleteIfPresent, mergePatch } from './objects.js';
+import type { Deployment } from './context.js';
 import type { SubscriptionContext } from './subscription.js';
 import { desiredInstallPlan, nextGeneration, SubscriptionLabel } from './subscription-plan.js';
 
@@ -266,13 +267,22 @@ async function step(
       return failed(ctx, sub, view, `InstallPlan ${plan.metadata.name} failed: ${plan.status.message ?? ''}`);
     }
     if (plan?.status?.phase !== InstallPlanPhase.Complete) return view;
+    if (!to && !from) {
+      // The previous CSV went after its plan ran (retired as replaced: the failed one reached
+      // Succeeded meanwhile, before it was removed). The plan runs again, made anew.
+      await deleteIfPresent(
+        ctx.client,
+        objectPath(Resources.InstallPlan, plan.metadata.name!, sub.metadata.namespace),
+      );
+      return { ...view, requeueAfterMs: stepPollMs };
+    }
   }
   if (from) {
     await removeFailed(ctx, sub, from);
     return { ...view, requeueAfterMs: stepPollMs };
   }
   if (!to) return view;
-  if (to.status?.phase !== CSVPhase.Succeeded) return view;
+  if (!reinstated(ctx, to)) return { ...view, requeueAfterMs: stepPollMs };
   const now = ctx.clock.now();
   const done: SubscriptionRollback = {
     ...rollback,
@@ -293,6 +303,31 @@ async function step(
   );
   return { ...view, rollback: done, history };
 }
+
+/**
+ * Whether the previous version runs again: its CSV Succeeded, and each of its Deployments its own
+ * again and available (a CSV that was Replacing may pass for Succeeded for a moment, while the
+ * Deployment it shares with the failed version is still the failed version's).
+ */
+function reinstated(ctx: SubscriptionContext, to: ClusterServiceVersion): boolean {
+  if (to.status?.phase !== CSVPhase.Succeeded) return false;
+  const namespace = to.metadata.namespace;
+  return (to.spec.install?.spec?.deployments ?? []).every((d) => {
+    const live = ctx.informers.deployments.get(objectKey(namespace, d.name)) as
+      AvailableDeployment | undefined;
+    return (
+      live !== undefined &&
+      !live.metadata?.deletionTimestamp &&
+      csvOwnerOf(live.metadata?.labels)?.name === to.metadata.name &&
+      (live.status?.observedGeneration ?? 0) >= (live.metadata?.generation ?? 0) &&
+      live.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true
+    );
+  });
+}
+
+type AvailableDeployment = Deployment & {
+  status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] };
+};
 
 /** Deletes the CSV rolled back from, and its InstallPlan (so that a retry makes a new one). */
 async function removeFailed(ctx: SubscriptionContext, sub: Subscription, from: ClusterServiceVersion) {

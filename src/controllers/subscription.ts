@@ -45,7 +45,15 @@ import {
 } from './subscription-plan.js';
 
 const uses = {
-  informers: ['catalogSources', 'crds', 'csvs', 'installPlans', 'operatorGroups', 'subscriptions'] as const,
+  informers: [
+    'catalogSources',
+    'crds',
+    'csvs',
+    'deployments',
+    'installPlans',
+    'operatorGroups',
+    'subscriptions',
+  ] as const,
   ports: ['applier', 'catalogs', 'client', 'clock', 'events', 'globalNamespace', 'metrics'] as const,
 };
 

@@ -10,12 +10,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BundleDoc, DeclarativeConfig } from '../../../src/apis/fbc.js';
-import type { CatalogSource, InstallPlan } from '../../../src/apis/operators.js';
-import { importOperatorsDir } from '../../../src/catalog/import.js';
+import type { InstallPlan } from '../../../src/apis/operators.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
 import { DefaultGlobalNamespace } from '../../../src/manager/defaults.js';
 import {
-  catalogReady,
   type Outcome,
   outcomeOf,
   type PackagePlan,
@@ -23,10 +21,8 @@ import {
   subscribe,
   ClusterView,
 } from '../../support/corpus-install.js';
-import { Builtin } from '../../../src/kube/resources.js';
-import { serveText } from '../../support/serve.js';
 import { eventually } from '../support.js';
-import { catalogSource, client, create, get, Resources, startTestManager } from './support.js';
+import { client, serveCorpusCatalog, startTestManager } from './support.js';
 
 const corpus = process.env.BOSUN_CORPUS_DIR;
 if (!corpus) {
@@ -103,30 +99,7 @@ describe.skipIf(!corpus)('real operators of the OperatorHub corpus', () => {
 
   beforeAll(async () => {
     manager = await startTestManager();
-    const imported = await importOperatorsDir(corpus!);
-    config = imported.config;
-    const text = [...config.packages, ...config.channels, ...config.bundles, ...config.deprecations]
-      .map((d) => JSON.stringify(d))
-      .join('\n');
-    served = await serveText(text);
-    await create(Builtin.Namespace, '', {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: globalNs },
-    }).catch(() => undefined);
-    await create(
-      Resources.CatalogSource,
-      globalNs,
-      catalogSource(globalNs, source.name, { sourceType: 'http', address: served.url }),
-    );
-    await eventually(
-      'the corpus catalog to be READY',
-      async () => {
-        const cs = await get<CatalogSource>(Resources.CatalogSource, globalNs, source.name);
-        return cs && catalogReady(cs) ? cs : undefined;
-      },
-      300_000,
-    );
+    ({ config, served } = await serveCorpusCatalog(corpus!, globalNs, source.name));
     plans = planPackages(config, `cs${process.pid % 10000}`).filter((p) =>
       (Sample as readonly string[]).includes(p.package),
     );

@@ -10,11 +10,10 @@ import type { Deployment } from '../../../src/controllers/context.js';
 import { RollbackAnnotations } from '../../../src/install/rollback.js';
 import { Builtin } from '../../../src/kube/resources.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
-import { main } from '../../../src/cli/main.js';
-import { inject } from 'vitest';
 import { eventually } from '../support.js';
 import { TestOperator, testBundle, testCatalogSnapshot, testCSV } from './install-harness.js';
 import {
+  bosunCli,
   ConfigMapResource,
   client,
   create,
@@ -139,18 +138,6 @@ async function consistentOnV1(ns: string) {
   expect(plans.filter((p) => p.spec.clusterServiceVersionNames.includes(TestOperator.v2))).toEqual([]);
 }
 
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await main([...args, '--kubeconfig', inject('kubeconfig')], {
-    stdout: { write: (s: string) => ((out += s), true) } as never,
-    stderr: { write: (s: string) => ((err += s), true) } as never,
-    cwd: process.cwd(),
-    env: {},
-  });
-  return { code, out, err };
-}
-
 describe('health-gated upgrades', () => {
   it('an upgrade that never becomes available is rolled back at its deadline, keeping every custom resource; held back until a retry', async () => {
     const ns = await subscribed('8s');
@@ -186,7 +173,7 @@ describe('health-gated upgrades', () => {
     expect((await sub(ns))?.status?.currentCSV).toBe(TestOperator.v1);
 
     // A retry tries 0.2.0 once more; it fails the same way and is rolled back again.
-    const retry = await cli('upgrade', 'retry', '-n', ns, 'testop');
+    const retry = await bosunCli('upgrade', 'retry', '-n', ns, 'testop');
     expect(retry).toMatchObject({ code: 0 });
     await eventually('0.2.0 to be tried again', async () =>
       (await csvPhase(ns, TestOperator.v2)) ? true : undefined,
@@ -225,7 +212,7 @@ describe('health-gated upgrades', () => {
       path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${TestOperator.crd}`,
     });
 
-    const result = await cli('rollback', '-n', ns, 'testop');
+    const result = await bosunCli('rollback', '-n', ns, 'testop');
     expect(result.err).toBe('');
     expect(result).toMatchObject({ code: 0 });
     expect(result.out).toContain(`rolled back from ${TestOperator.v2} to ${TestOperator.v1}`);

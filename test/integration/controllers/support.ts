@@ -10,7 +10,12 @@ import { KubeClient, collectionPath, objectPath } from '../../../src/kube/client
 import type { Controller } from '../../../src/controllers/context.js';
 import { type RunningManager, startManager } from '../../../src/manager/manager.js';
 import { isNotFound } from '../../../src/kube/errors.js';
-import { freshNamespace, kubeConfig } from '../support.js';
+import { eventually, freshNamespace, kubeConfig } from '../support.js';
+import { importOperatorsDir } from '../../../src/catalog/import.js';
+import { main } from '../../../src/cli/main.js';
+import { Builtin } from '../../../src/kube/resources.js';
+import { catalogReady } from '../../support/corpus-install.js';
+import { serveText } from '../../support/serve.js';
 
 export function client(): KubeClient {
   return new KubeClient(kubeConfig());
@@ -151,4 +156,48 @@ export async function namespaceWithCatalog(prefix: string, catalogJson: string, 
     spec: { targetNamespaces: [ns] },
   });
   return ns;
+}
+
+/**
+ * The corpus at `dir` imported, served over http as CatalogSource `name` in `namespace` (made if
+ * missing); resolves with the imported catalog once the CatalogSource is READY.
+ */
+export async function serveCorpusCatalog(dir: string, namespace: string, name: string) {
+  const { config } = await importOperatorsDir(dir);
+  const text = [...config.packages, ...config.channels, ...config.bundles, ...config.deprecations]
+    .map((d) => JSON.stringify(d))
+    .join('\n');
+  const served = await serveText(text);
+  await create(Builtin.Namespace, '', {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: namespace },
+  }).catch(() => undefined);
+  await create(
+    Resources.CatalogSource,
+    namespace,
+    catalogSource(namespace, name, { sourceType: 'http', address: served.url }),
+  );
+  await eventually(
+    'the corpus catalog to be READY',
+    async () => {
+      const cs = await get<CatalogSource>(Resources.CatalogSource, namespace, name);
+      return cs && catalogReady(cs) ? cs : undefined;
+    },
+    300_000,
+  );
+  return { config, served };
+}
+
+/** The bosun CLI, run in-process against the test control plane. */
+export async function bosunCli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await main([...args, '--kubeconfig', inject('kubeconfig')], {
+    stdout: { write: (s: string) => ((out += s), true) } as never,
+    stderr: { write: (s: string) => ((err += s), true) } as never,
+    cwd: process.cwd(),
+    env: {},
+  });
+  return { code, out, err };
 }
