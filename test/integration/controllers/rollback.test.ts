@@ -4,7 +4,10 @@
  * version is held back until a retry or a catalog change; `bosun rollback` undoes a good
  * upgrade; and a manager stopped in the middle of an upgrade or a rollback ends consistent.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ClusterServiceVersion, InstallPlan, Subscription } from '../../../src/apis/operators.js';
 import type { Deployment } from '../../../src/controllers/context.js';
 import { RollbackAnnotations } from '../../../src/install/rollback.js';
@@ -138,6 +141,26 @@ async function consistentOnV1(ns: string) {
   expect(plans.filter((p) => p.spec.clusterServiceVersionNames.includes(TestOperator.v2))).toEqual([]);
 }
 
+/**
+ * The manager as its own process (the CLI's `operator run`, from the sources), so that a test can
+ * kill it with SIGKILL: no shutdown, no reconcile finished.
+ */
+function managerProcess(): ChildProcess {
+  const args = ['operator', 'run', '--kubeconfig', inject('kubeconfig'), '--metrics-addr', '127.0.0.1:0'];
+  const script = `const { main } = await import(${JSON.stringify(mainModule)}); process.exitCode = await main(${JSON.stringify(args)});`;
+  return spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+const mainModule = pathToFileURL(join(import.meta.dirname, '../../../src/cli/main.ts')).href;
+
+async function killed(child: ChildProcess) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
+  await exited;
+}
+
 describe('health-gated upgrades', () => {
   it('an upgrade that never becomes available is rolled back at its deadline, keeping every custom resource; held back until a retry', async () => {
     const ns = await subscribed('8s');
@@ -259,5 +282,35 @@ describe('health-gated upgrades', () => {
       query: { labelSelector: `olm.owner=${TestOperator.v2},olm.owner.namespace=${ns}` },
     });
     expect(roles.items).toEqual([]);
+  });
+
+  it('a manager killed (SIGKILL) in the middle of an upgrade, and again in the middle of its rollback, ends with one live CSV and nothing orphaned', async () => {
+    await manager?.stop();
+    manager = undefined;
+    let child = managerProcess();
+    try {
+      const ns = await subscribed('10s');
+      await eventually('0.2.0 to be installing', async () =>
+        (await csvPhase(ns, TestOperator.v2)) === 'Installing' ? true : undefined,
+      );
+      await makeWidgets(ns);
+      const before = await storedWidgets(ns);
+      await killed(child);
+      await new Promise((r) => setTimeout(r, 11_000));
+      child = managerProcess();
+      await eventually(
+        'the rollback to begin',
+        async () => ((await sub(ns))?.status?.rollback?.phase === 'RollingBack' ? true : undefined),
+        60_000,
+      );
+      await killed(child);
+      child = managerProcess();
+      await rolledBack(ns, TestOperator.v2);
+      await consistentOnV1(ns);
+      expect(await storedWidgets(ns)).toEqual(before);
+    } finally {
+      await killed(child);
+      manager = await startTestManager();
+    }
   });
 });
