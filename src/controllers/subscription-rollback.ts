@@ -14,7 +14,7 @@
  * resolution until the catalog's bundle of it changes or a user asks for a retry.
  */
 import { createHash } from 'node:crypto';
-import type { Property } from '../apis/fbc.js';
+import type { BundleDoc } from '../apis/fbc.js';
 import {
   Approval,
   type ClusterServiceVersion,
@@ -30,6 +30,7 @@ import {
   type SubscriptionRollback,
 } from '../apis/operators.js';
 import { withPayloads } from '../catalog/payloads.js';
+import { decodeBundle } from '../install/bundle-objects.js';
 import { csvOwnerOf, withOwner } from '../install/ownership.js';
 import {
   bundleContentDigest,
@@ -212,7 +213,7 @@ async function start(
   }
   const problems = rollbackCRDProblems(
     toName,
-    neededAPIs(live, bundle?.properties),
+    await neededAPIs(live, bundle),
     ctx.informers.crds.list() as LiveCRD[],
   );
   if (problems.length > 0) return refuse(fromName, `nothing was changed: ${problems.join('; ')}`, toName);
@@ -398,23 +399,28 @@ async function ensureRollbackPlan(
   return undefined;
 }
 
-/** The APIs the version rolled back to needs: its CSV's owned CRDs, else its catalog bundle's olm.gvk. */
-function neededAPIs(
-  csv: ClusterServiceVersion | undefined,
-  properties: readonly Property[] | undefined,
-): NeededAPI[] {
-  if (csv) {
-    return (csv.spec.customresourcedefinitions?.owned ?? []).map((o) => ({
-      name: o.name,
-      kind: o.kind,
-      version: o.version,
-    }));
-  }
-  return (properties ?? [])
+/**
+ * The APIs the version rolled back to needs: the CRDs its CSV owns, from the live CSV or else from
+ * the CSV in its catalog bundle, and its bundle's olm.gvk properties besides.
+ */
+async function neededAPIs(
+  live: ClusterServiceVersion | undefined,
+  bundle: BundleDoc | undefined,
+): Promise<NeededAPI[]> {
+  const decoded = !live && bundle ? decodeBundle(await withPayloads(bundle)) : undefined;
+  const csv = live ?? (decoded?.ok ? decoded.value.csv : undefined);
+  const owned: NeededAPI[] = (csv?.spec.customresourcedefinitions?.owned ?? []).map((o) => ({
+    name: o.name,
+    kind: o.kind,
+    version: o.version,
+  }));
+  const provided = (bundle?.properties ?? [])
     .filter((p) => p.type === 'olm.gvk')
     .map((p) => p.value as { group?: string; kind?: string; version?: string })
     .filter((v) => v.kind && v.version)
     .map((v) => ({ group: v.group ?? '', kind: v.kind!, version: v.version! }));
+  const known = new Set(owned.map((o) => `${o.kind}/${o.version}`));
+  return [...owned, ...provided.filter((p) => !known.has(`${p.kind}/${p.version}`))];
 }
 
 /**

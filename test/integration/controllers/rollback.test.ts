@@ -14,7 +14,14 @@ import { RollbackAnnotations } from '../../../src/install/rollback.js';
 import { Builtin } from '../../../src/kube/resources.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
 import { eventually } from '../support.js';
-import { TestOperator, testBundle, testCatalogSnapshot, testCSV } from './install-harness.js';
+import {
+  inline,
+  TestOperator,
+  testBundle,
+  testCatalogSnapshot,
+  testCrd,
+  testCSV,
+} from './install-harness.js';
 import {
   bosunCli,
   ConfigMapResource,
@@ -312,5 +319,60 @@ describe('health-gated upgrades', () => {
       await killed(child);
       manager = await startTestManager();
     }
+  });
+
+  it('`bosun rollback` is refused, changing nothing, when the live CRD no longer serves the version the older operator needs', async () => {
+    // 0.2.0 adds v1beta1 (stored) beside v1alpha1; an admin then stops serving v1alpha1.
+    const crd = structuredClone(testCrd) as typeof testCrd & { spec: { versions: object[] } };
+    const alpha = { ...testCrd.spec.versions[0]!, storage: false };
+    crd.spec.versions = [alpha, { ...alpha, name: 'v1beta1', storage: true }];
+    const good = testBundle('0.2.0');
+    const v2 = { ...good, properties: good.properties.map((p, i) => (i === 1 ? inline(crd) : p)) };
+    const ns = await subscribed('5m', v2);
+    await inPhase(ns, TestOperator.v2, 'Succeeded');
+    await eventually('0.1.0 to be gone', async () =>
+      (await csvPhase(ns, TestOperator.v1)) ? undefined : true,
+    );
+    const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${TestOperator.crd}`;
+    const live = await client().request<{ spec: { versions: { name: string; served: boolean }[] } }>({
+      path: crdPath,
+    });
+    await client().request({
+      method: 'PATCH',
+      path: crdPath,
+      contentType: 'application/merge-patch+json',
+      body: {
+        spec: {
+          versions: live.spec.versions.map((v) => (v.name === 'v1alpha1' ? { ...v, served: false } : v)),
+        },
+      },
+    });
+    const crdBefore = await client().request<{ metadata: { resourceVersion: string } }>({ path: crdPath });
+
+    const result = await bosunCli('rollback', '-n', ns, 'testop');
+    expect(result.code).not.toBe(0);
+    expect(result.err).toContain('rollback refused');
+    expect(result.err).toContain(
+      `needs Widget v1alpha1 of CustomResourceDefinition ${TestOperator.crd}, which no longer serves it`,
+    );
+    const s = await sub(ns);
+    expect(s?.status?.rollback).toMatchObject({
+      phase: 'Refused',
+      from: TestOperator.v2,
+      to: TestOperator.v1,
+    });
+    expect(s?.status?.conditions?.find((c) => c.type === 'RolledBack')).toMatchObject({
+      status: 'False',
+      reason: 'RollbackRefused',
+    });
+    // Nothing changed: 0.2.0 runs on, alone, and the CRD is as the admin left it.
+    await new Promise((r) => setTimeout(r, 2_000));
+    const csvs = await list<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns);
+    expect(csvs.map((c) => `${c.metadata.name}:${c.status?.phase}`)).toEqual([
+      `${TestOperator.v2}:Succeeded`,
+    ]);
+    const crdAfter = await client().request<{ metadata: { resourceVersion: string } }>({ path: crdPath });
+    expect(crdAfter.metadata.resourceVersion).toBe(crdBefore.metadata.resourceVersion);
+    expect((await eventsFor(ns, 'testop')).map((e) => e.reason)).toContain('RollbackRefused');
   });
 });
