@@ -44,7 +44,15 @@ interface ConfigMap {
 }
 
 type Fetched =
-  | { ok: true; spooled: Spooled; where: string; address?: string; configMap?: ConfigMap }
+  | {
+      ok: true;
+      spooled: Spooled;
+      where: string;
+      address?: string;
+      configMap?: ConfigMap;
+      /** The server said 304 Not Modified: the stored content is current, nothing was spooled. */
+      notModified?: boolean;
+    }
   | { ok: false; reason: CatalogSourceConditionReason; message: string; address?: string };
 
 const uses = {
@@ -249,7 +257,7 @@ async function parseFetched(
   const { path, digest, parts } = fetched.spooled;
   const previous = ctx.catalogs.get(ref);
   if (previous?.digest === digest) {
-    await ctx.catalogSpool.remove(path);
+    if (!fetched.notModified) await ctx.catalogSpool.remove(path);
     return { ok: true, config: previous.config, digest, warnings: [] };
   }
   const config = emptyConfig();
@@ -361,9 +369,22 @@ async function fetchHttp(
       address,
     };
   }
+  // A poll of unchanged content costs nothing when the server gives ETags: it answers 304.
+  const tags = etagsOf(ctx);
+  const key = `${ref.namespace}/${ref.name} ${address}`;
+  const known = tags.get(key);
+  const conditional = known !== undefined && ctx.catalogs.get(ref)?.digest === known.digest;
   let spooled: Spooled;
   try {
-    const res = await fetch(address, { signal: AbortSignal.timeout(httpTimeoutMs) });
+    const res = await fetch(address, {
+      signal: AbortSignal.timeout(httpTimeoutMs),
+      ...(conditional ? { headers: { 'If-None-Match': known.etag } } : {}),
+    });
+    if (res.status === 304 && conditional) {
+      await res.body?.cancel();
+      const unchanged = { path: '', digest: known.digest, parts: [] };
+      return { ok: true, spooled: unchanged, where: address, address, notModified: true };
+    }
     if (!res.ok) {
       await res.body?.cancel();
       return {
@@ -374,6 +395,9 @@ async function fetchHttp(
       };
     }
     spooled = await ctx.catalogSpool.writeStream(ref, address, res.body ?? emptyBody());
+    const etag = res.headers.get('etag');
+    if (etag) tags.set(key, { etag, digest: spooled.digest });
+    else tags.delete(key);
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     const why = cause?.code ?? cause?.message ?? (err as Error).message;
@@ -388,3 +412,11 @@ async function fetchHttp(
 }
 
 async function* emptyBody(): AsyncIterable<Uint8Array> {}
+
+/** The ETag each http catalog last came with, and the digest of that content; per manager (its store). */
+const etagsByStore = new WeakMap<object, Map<string, { etag: string; digest: string }>>();
+function etagsOf(ctx: CatalogSourceContext) {
+  let tags = etagsByStore.get(ctx.catalogs);
+  if (!tags) etagsByStore.set(ctx.catalogs, (tags = new Map()));
+  return tags;
+}

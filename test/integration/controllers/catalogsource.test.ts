@@ -205,6 +205,44 @@ describe('CatalogSource controller', () => {
     }
   });
 
+  it('an http source polls with If-None-Match: an unchanged catalog is answered 304 and stays READY', async () => {
+    const ns = await freshNamespace('catsrc');
+    const etag = '"v1"';
+    const seen: { conditional: boolean; status: number }[] = [];
+    const server: Server = createServer((req, res) => {
+      const conditional = req.headers['if-none-match'] === etag;
+      seen.push({ conditional, status: conditional ? 304 : 200 });
+      if (conditional) res.writeHead(304, { ETag: etag }).end();
+      else res.writeHead(200, { ETag: etag, 'Content-Type': 'application/json' }).end(testCatalogJson);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      await create(
+        Resources.CatalogSource,
+        ns,
+        catalogSource(ns, 'tagged', {
+          sourceType: 'http',
+          address: url,
+          updateStrategy: { registryPoll: { interval: '1s' } },
+        }),
+      );
+      const ref = { namespace: ns, name: 'tagged' };
+      await eventually('three polls after the first', async () => (seen.length >= 4 ? true : undefined));
+      expect(seen[0]).toEqual({ conditional: false, status: 200 });
+      expect(seen.slice(1, 4)).toEqual(Array(3).fill({ conditional: true, status: 304 }));
+      const c = await get<CatalogSource>(Resources.CatalogSource, ns, 'tagged');
+      expect(ready(c)?.status).toBe('True');
+      expect(manager.ctx.catalogs.get(ref)?.config.packages.map((p) => p.name)).toEqual(
+        JSON.parse(`[${testCatalogJson.split('\n').join(',')}]`)
+          .filter((d: { schema: string }) => d.schema === 'olm.package')
+          .map((d: { name: string }) => d.name),
+      );
+    } finally {
+      await new Promise((r) => server.close(() => r(undefined)));
+    }
+  });
+
   it('an invalid catalog is reported with the problems that make it invalid', async () => {
     const ns = await freshNamespace('catsrc');
     const broken = testCatalogJson.replace('"defaultChannel":"stable"', '"defaultChannel":"nightly"');
