@@ -21,8 +21,8 @@ import { type PreviewEntry, previewEntry } from '../../install/plan-preview.js';
 import { csvRbacDelta, describeRule, type RbacDelta, RbacScope } from '../../install/rbac-delta.js';
 import { Applier } from '../../kube/apply.js';
 import { KubeClient, objectPath } from '../../kube/client.js';
-import { loadKubeConfig } from '../../kube/config.js';
-import { formatApiError, isNotFound, parseApiError } from '../../kube/errors.js';
+import { isNotFound } from '../../kube/errors.js';
+import { withClusterClient } from '../cluster-client.js';
 import { UserError, UsageError } from '../../util/errors.js';
 import { type Command, str } from '../command.js';
 
@@ -70,19 +70,11 @@ export const planCommand: Command = {
     const output = str(values, 'output') ?? 'text';
     if (output !== 'text' && output !== 'json')
       throw new UsageError(`--output: "${output}" is not text or json`);
-    const { kubeConfig } = loadKubeConfig({ path: str(values, 'kubeconfig'), env: ctx.env });
-    const client = new KubeClient(kubeConfig);
-    try {
+    return withClusterClient(values, ctx, async (client, kubeConfig) => {
       const report = await planReport(client, new Applier(kubeConfig, client), namespace, positionals[0]!);
       ctx.stdout.write(output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
       return 0;
-    } catch (err) {
-      const api = parseApiError(err);
-      if (api) throw new UserError(`the API server refused: ${formatApiError(api)}`);
-      throw err;
-    } finally {
-      client.close();
-    }
+    });
   },
 };
 

@@ -6,9 +6,9 @@
  */
 import { type RollbackPhase, Resources, type Subscription } from '../../apis/operators.js';
 import { RollbackAnnotations } from '../../install/rollback.js';
-import { KubeClient, objectPath } from '../../kube/client.js';
-import { loadKubeConfig } from '../../kube/config.js';
-import { formatApiError, isNotFound, parseApiError } from '../../kube/errors.js';
+import { type KubeClient, objectPath } from '../../kube/client.js';
+import { isNotFound } from '../../kube/errors.js';
+import { withClusterClient } from '../cluster-client.js';
 import { UserError, UsageError } from '../../util/errors.js';
 import { type Command, type CommandContext, str, type Values } from '../command.js';
 
@@ -91,10 +91,8 @@ async function request(
   const namespace = str(values, 'namespace');
   if (!namespace) throw new UsageError('-n <namespace> is required');
   timeoutMs(values);
-  const { kubeConfig } = loadKubeConfig({ path: str(values, 'kubeconfig'), env: ctx.env });
-  const client = new KubeClient(kubeConfig);
   const path = objectPath(Resources.Subscription, name, namespace);
-  try {
+  return withClusterClient(values, ctx, async (client) => {
     const value = new Date().toISOString();
     await client
       .request({
@@ -109,13 +107,7 @@ async function request(
       });
     ctx.stdout.write(`${await answer(client, path, value)}\n`);
     return 0;
-  } catch (err) {
-    const api = parseApiError(err);
-    if (api) throw new UserError(`the API server refused: ${formatApiError(api)}`);
-    throw err;
-  } finally {
-    client.close();
-  }
+  });
 }
 
 function timeoutMs(values: Values): number {
