@@ -53,14 +53,18 @@ function brokenCSV() {
   return csv;
 }
 
-function catalogJson(v2 = testBundle('0.2.0', brokenCSV())): string {
-  const { config } = testCatalogSnapshot([testBundle('0.1.0'), v2]);
+function catalogJson(v2 = testBundle('0.2.0', brokenCSV()), v1 = testBundle('0.1.0')): string {
+  const { config } = testCatalogSnapshot([v1, v2]);
   return [...config.packages, ...config.channels, ...config.bundles].map((d) => JSON.stringify(d)).join('\n');
 }
 
 /** A namespace with the catalog (CatalogSource `testop`), an OperatorGroup, and a Subscription starting at 0.1.0. */
-async function subscribed(deadline: string, v2?: ReturnType<typeof testBundle>): Promise<string> {
-  const ns = await namespaceWithCatalog('rollback', catalogJson(v2));
+async function subscribed(
+  deadline: string,
+  v2?: ReturnType<typeof testBundle>,
+  v1?: ReturnType<typeof testBundle>,
+): Promise<string> {
+  const ns = await namespaceWithCatalog('rollback', catalogJson(v2, v1));
   const sub = subscription(ns, 'testop', {
     name: TestOperator.package,
     source: 'testop',
@@ -322,18 +326,36 @@ describe('health-gated upgrades', () => {
   });
 
   it('`bosun rollback` is refused, changing nothing, when the live CRD no longer serves the version the older operator needs', async () => {
-    // 0.2.0 adds v1beta1 (stored) beside v1alpha1; an admin then stops serving v1alpha1.
-    const crd = structuredClone(testCrd) as typeof testCrd & { spec: { versions: object[] } };
+    // A CRD of this test's own (the test operator's is shared by every test): 0.2.0 adds v1beta1
+    // (stored) beside v1alpha1; an admin then stops serving v1alpha1.
+    const name = 'gizmos.rollback.bosun.dev';
+    const v1crd = {
+      ...testCrd,
+      metadata: { name },
+      spec: {
+        ...testCrd.spec,
+        group: 'rollback.bosun.dev',
+        names: { kind: 'Gizmo', listKind: 'GizmoList', plural: 'gizmos', singular: 'gizmo' },
+      },
+    };
     const alpha = { ...testCrd.spec.versions[0]!, storage: false };
-    crd.spec.versions = [alpha, { ...alpha, name: 'v1beta1', storage: true }];
-    const good = testBundle('0.2.0');
-    const v2 = { ...good, properties: good.properties.map((p, i) => (i === 1 ? inline(crd) : p)) };
-    const ns = await subscribed('5m', v2);
+    const v2crd = {
+      ...v1crd,
+      spec: { ...v1crd.spec, versions: [alpha, { ...alpha, name: 'v1beta1', storage: true }] },
+    };
+    const gizmoBundle = (version: '0.1.0' | '0.2.0', crd: object) => {
+      const base = testCSV(version);
+      const owned = [{ name, version: 'v1alpha1', kind: 'Gizmo' }];
+      const csv = { ...base, spec: { ...base.spec, customresourcedefinitions: { owned } } };
+      const b = testBundle(version, csv);
+      return { ...b, properties: b.properties.map((p, i) => (i === 1 ? inline(crd) : p)) };
+    };
+    const ns = await subscribed('5m', gizmoBundle('0.2.0', v2crd), gizmoBundle('0.1.0', v1crd));
     await inPhase(ns, TestOperator.v2, 'Succeeded');
     await eventually('0.1.0 to be gone', async () =>
       (await csvPhase(ns, TestOperator.v1)) ? undefined : true,
     );
-    const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${TestOperator.crd}`;
+    const crdPath = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`;
     const live = await client().request<{ spec: { versions: { name: string; served: boolean }[] } }>({
       path: crdPath,
     });
@@ -353,7 +375,7 @@ describe('health-gated upgrades', () => {
     expect(result.code).not.toBe(0);
     expect(result.err).toContain('rollback refused');
     expect(result.err).toContain(
-      `needs Widget v1alpha1 of CustomResourceDefinition ${TestOperator.crd}, which no longer serves it`,
+      `needs Gizmo v1alpha1 of CustomResourceDefinition ${name}, which no longer serves it`,
     );
     const s = await sub(ns);
     expect(s?.status?.rollback).toMatchObject({
