@@ -18,7 +18,7 @@ import type {
   Subscription,
   SubscriptionConfig,
 } from '../apis/operators.js';
-import { CSVPhase, Resources } from '../apis/operators.js';
+import { CSVPhase, Resources, RollbackPhase } from '../apis/operators.js';
 import { type CSVObjects, csvServiceAccounts, desiredCSVObjects } from '../install/csv-objects.js';
 import { checkStrategy } from '../install/health.js';
 import { withServingCheck } from '../install/serving.js';
@@ -210,11 +210,15 @@ async function observe(ctx: CSVContext, csv: ClusterServiceVersion): Promise<Obs
   }
   // A version being rolled back from retires nothing, even should it reach Succeeded meanwhile:
   // the version it replaced is the one being reinstated.
-  const rollingBack = informers.subscriptions
-    .list(namespace)
-    .some(
-      (s) => s.status?.rollback?.phase === 'RollingBack' && s.status.rollback.from === newest?.metadata.name,
-    );
+  const rollingBack =
+    newest !== undefined &&
+    informers.subscriptions
+      .list(namespace)
+      .some(
+        (s) =>
+          s.status?.rollback?.phase === RollbackPhase.RollingBack &&
+          s.status.rollback.from === newest?.metadata.name,
+      );
   if (rollingBack) newest = undefined;
   const replaced = csv.spec.replaces
     ? informers.csvs.get(objectKey(namespace, csv.spec.replaces))

@@ -4,7 +4,7 @@
  * Subscription (src/install/rollback.ts names them), then waits for the controller's answer in
  * `status.rollback`.
  */
-import { type RollbackPhase, Resources, type Subscription } from '../../apis/operators.js';
+import { Resources, RollbackPhase, type Subscription } from '../../apis/operators.js';
 import { RollbackAnnotations } from '../../install/rollback.js';
 import { type KubeClient, objectPath } from '../../kube/client.js';
 import { isNotFound } from '../../kube/errors.js';
@@ -42,11 +42,11 @@ export const rollbackCommand: Command = {
     request(values, positionals[0]!, ctx, RollbackAnnotations.rollback, async (client, path, value) => {
       const sub = await waitFor(client, path, values, (s) => {
         const r = s.status?.rollback;
-        return r?.request === value && r.phase !== ('RollingBack' satisfies RollbackPhase) ? s : undefined;
+        return r?.request === value && r.phase !== RollbackPhase.RollingBack ? s : undefined;
       });
       if (!sub) return "rollback asked for; not finished yet (see the Subscription's RolledBack condition)";
       const r = sub.status!.rollback!;
-      if (r.phase === 'Refused') throw new UserError(`rollback refused: ${r.message ?? r.cause}`);
+      if (r.phase === RollbackPhase.Refused) throw new UserError(`rollback refused: ${r.message ?? r.cause}`);
       return `rolled back from ${r.from} to ${r.to}`;
     }),
 };
