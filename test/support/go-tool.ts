@@ -29,17 +29,24 @@ export interface BuildOptions {
   expected?: string;
   /** Go build tags (`-tags`), part of the cache key. */
   tags?: string[];
+  /**
+   * Build this main package of a required module (e.g. a released command) instead of the
+   * source folder's own main.go; the folder then holds only go.mod and go.sum.
+   */
+  pkg?: string;
 }
 
 const KEY_FILES = ['go.mod', 'go.sum', 'main.go'];
 
 /** The program built from the Go module in `source`: from the cache, else built, else why not. */
 export async function goProgram(source: string, opts: BuildOptions): Promise<GoProgram> {
-  const missing = KEY_FILES.filter((f) => !existsSync(join(source, f)));
+  const keyFiles = opts.pkg ? KEY_FILES.filter((f) => f !== 'main.go') : KEY_FILES;
+  const missing = keyFiles.filter((f) => !existsSync(join(source, f)));
   if (missing.length > 0)
     return { ok: false, why: `${source} has no ${missing.join(', ')} to build ${opts.name}` };
   const hash = createHash('sha256');
-  for (const f of KEY_FILES) hash.update(`${f}\0`).update(await readFile(join(source, f)));
+  for (const f of keyFiles) hash.update(`${f}\0`).update(await readFile(join(source, f)));
+  if (opts.pkg) hash.update(`pkg\0${opts.pkg}`);
   const tags = opts.tags?.length ? [`-tags=${opts.tags.join(',')}`] : [];
   hash.update(tags.join(''));
   const path = join(cacheRoot(), opts.kind, `${opts.name}-${hash.digest('hex').slice(0, 16)}`);
@@ -60,7 +67,7 @@ export async function goProgram(source: string, opts: BuildOptions): Promise<GoP
     ? setInterval(() => log(`still building, ${Math.round((Date.now() - started) / 1000)} s so far`), 30_000)
     : undefined;
   try {
-    const built = await run('go', ['build', ...tags, '-o', partial, '.'], source, {
+    const built = await run('go', ['build', ...tags, '-o', partial, opts.pkg ?? '.'], source, {
       GOFLAGS: '-mod=mod',
       GOTOOLCHAIN: 'local',
     });

@@ -1,0 +1,115 @@
+/**
+ * The PackageManifest API as the manager runs it: a serving certificate for the Service's
+ * names, the HTTPS server, its registration with the aggregator, and the certificate's rotation
+ * a day before it expires (the new CA goes into the APIService's `caBundle` and the server
+ * serves the new certificate from the next connection on).
+ */
+import type { Logger } from 'pino';
+import type { Applier } from '../../kube/apply.js';
+import type { KubeClient } from '../../kube/client.js';
+import type { Clock } from '../../kube/clock.js';
+import { issueServingCertificate, servingHostnames } from '../../install/certificates.js';
+import type { PackageIndex } from '../../packages/index.js';
+import { readRequestHeaderConfig, Reviewer } from './auth.js';
+import { advertisedAddress, register, ServiceName, unregister } from './register.js';
+import { UserError } from '../../util/errors.js';
+import { startPackageServer } from './server.js';
+import { parseAddress } from '../http.js';
+
+export interface PackageApiOptions {
+  /**
+   * `host:port` to serve at. The API server dials the host; a loopback or unspecified host means
+   * the host's first non-loopback IPv4 address (see `advertisedAddress`).
+   */
+  address: string;
+  namespace: string;
+  index: PackageIndex;
+  client: KubeClient;
+  applier: Applier;
+  clock: Clock;
+  log: Logger;
+}
+
+export interface RunningPackageApi {
+  url: string;
+  port: number;
+  /** When the serving certificate is next replaced (clock milliseconds). */
+  rotateAt(): number;
+  /** Replaces the certificate now (what the timer does a day before expiry). */
+  rotate(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Longest single wait of the rotation timer (Node timers hold at most about 24 days). */
+const maxTimerMs = 24 * 3_600_000;
+
+export async function startPackageApi(opts: PackageApiOptions): Promise<RunningPackageApi> {
+  const listen = parseAddress(opts.address);
+  const advertised = advertisedAddress(listen);
+  if ('error' in advertised) throw new UserError(advertised.error);
+  const hosts = [...servingHostnames(ServiceName, opts.namespace), 'localhost'];
+  let cert = await issueServingCertificate({ hosts, now: opts.clock.now() });
+  const requestHeader = await readRequestHeaderConfig(opts.client);
+  if (!requestHeader)
+    opts.log.warn(
+      'the cluster has no front-proxy settings (extension-apiserver-authentication): only bearer tokens are accepted',
+    );
+  const server = await startPackageServer({
+    address: `${advertised.ip}:${listen.port}`,
+    index: opts.index,
+    reviewer: new Reviewer(opts.client, () => opts.clock.now()),
+    tls: cert,
+    requestHeader,
+    log: opts.log,
+    now: () => opts.clock.now(),
+  });
+  const registration = (caPEM: string) =>
+    register(opts.applier, { namespace: opts.namespace, ip: advertised.ip, port: server.port, caPEM });
+  try {
+    await registration(cert.caPEM);
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
+  opts.log.info({ url: server.url }, 'serving the PackageManifest API (packages.operators.coreos.com/v1)');
+
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const schedule = () => {
+    const wait = Math.max(0, Math.min(cert.rotateAt - opts.clock.now(), maxTimerMs));
+    timer = setTimeout(() => {
+      if (opts.clock.now() < cert.rotateAt) return schedule();
+      rotate().catch((err: unknown) => {
+        opts.log.warn({ err }, 'serving certificate not rotated, retrying in a minute');
+        timer = setTimeout(schedule, 60_000);
+        timer.unref();
+      });
+    }, wait);
+    timer.unref();
+  };
+  const rotate = async () => {
+    clearTimeout(timer);
+    const next = await issueServingCertificate({ hosts, now: opts.clock.now() });
+    // The aggregator is told to trust both CAs before the new certificate is served, so that
+    // connections made with either certificate are accepted while the change goes round.
+    await registration(next.caPEM + cert.caPEM);
+    server.setTls(next);
+    cert = next;
+    opts.log.info({ rotateAt: new Date(next.rotateAt).toISOString() }, 'serving certificate rotated');
+    schedule();
+  };
+  schedule();
+
+  return {
+    url: server.url,
+    port: server.port,
+    rotateAt: () => cert.rotateAt,
+    rotate,
+    stop: async () => {
+      clearTimeout(timer);
+      await unregister(opts.client, opts.namespace).catch((err: unknown) =>
+        opts.log.warn({ err }, 'PackageManifest APIService not removed'),
+      );
+      await server.close();
+    },
+  };
+}
