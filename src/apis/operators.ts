@@ -84,10 +84,17 @@ export const Resources = {
     plural: 'operatorconditions',
     namespaced: true,
   },
+  Operator: {
+    group: OperatorsGroup,
+    version: 'v1',
+    kind: 'Operator',
+    plural: 'operators',
+    namespaced: false,
+  },
 } as const satisfies Record<string, ResourceType>;
 export type OperatorsKind = keyof typeof Resources;
 
-/** A namespaced object of one of OLM's kinds: metadata is always present on objects from the API. */
+/** An object of one of OLM's kinds: metadata is always present on objects from the API. */
 export interface OperatorsObject<Kind extends OperatorsKind, Spec, Status> extends KubeObject {
   apiVersion: `${(typeof Resources)[Kind]['group']}/${(typeof Resources)[Kind]['version']}`;
   kind: Kind;
@@ -808,3 +815,48 @@ export type OperatorCondition = Omit<
   OperatorsObject<'OperatorCondition', OperatorConditionSpec, OperatorConditionStatus>,
   'spec'
 > & { spec?: OperatorConditionSpec };
+
+// ---------------------------------------------------------------------------------------------
+// Operator (v1, cluster-scoped)
+
+/**
+ * An Operator has no settings: it is named `<package>.<namespace>` and lists, in its status, every
+ * object labelled `operators.coreos.com/<package>.<namespace>` (see src/install/operator-components.ts).
+ */
+export type OperatorSpec = Record<string, never>;
+
+/** The state of one component, as its own status says it (a CSV's is its phase). */
+export interface ComponentCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  lastUpdateTime?: Time;
+  lastTransitionTime?: Time;
+}
+
+/** A component of an operator: an object reference with the object's conditions. */
+export interface RichReference {
+  apiVersion?: string;
+  kind?: string;
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  fieldPath?: string;
+  conditions?: ComponentCondition[];
+}
+
+export interface OperatorComponents {
+  /** Selects the components: the operator's component label exists. */
+  labelSelector: LabelSelector;
+  refs?: RichReference[];
+}
+
+export interface OperatorStatus {
+  components?: OperatorComponents;
+}
+
+export type Operator = Omit<OperatorsObject<'Operator', OperatorSpec, OperatorStatus>, 'spec'> & {
+  spec?: OperatorSpec;
+};

@@ -11,10 +11,12 @@ import type {
   CatalogSource,
   ClusterServiceVersion,
   InstallPlan,
+  Operator,
   OperatorCondition,
   OperatorGroup,
   Subscription,
 } from '../apis/operators.js';
+import type { ClusterRole } from '../install/provided-api-roles.js';
 import type { Applier } from '../kube/apply.js';
 import type { KubeClient } from '../kube/client.js';
 import type { Clock } from '../kube/clock.js';
@@ -100,6 +102,9 @@ export type CustomResourceDefinition = KubeObject & {
   };
 };
 export type Namespace = KubeObject;
+/** An object of which an informer keeps only the metadata (and status conditions, if any). */
+export type ObjectMetadata = KubeObject & { status?: { conditions?: unknown[] } };
+export type { ClusterRole };
 
 /** Informer caches shared by all controllers (cluster-wide). */
 export interface Informers {
@@ -113,6 +118,22 @@ export interface Informers {
   deployments: Informer<Deployment>;
   crds: Informer<CustomResourceDefinition>;
   namespaces: Informer<Namespace>;
+  /** Every Operator (cluster-scoped). */
+  operators: Informer<Operator>;
+  /** Only ClusterRoles Bosun manages (`olm.managed=true`). */
+  clusterRoles: Informer<ClusterRole>;
+  /**
+   * The other kinds an operator is made of: only objects Bosun manages (`olm.managed=true`, as
+   * OLM's caches of these kinds), and of each only its metadata and status conditions.
+   */
+  apiServices: Informer<ObjectMetadata>;
+  serviceAccounts: Informer<ObjectMetadata>;
+  secrets: Informer<ObjectMetadata>;
+  configMaps: Informer<ObjectMetadata>;
+  services: Informer<ObjectMetadata>;
+  roles: Informer<ObjectMetadata>;
+  roleBindings: Informer<ObjectMetadata>;
+  clusterRoleBindings: Informer<ObjectMetadata>;
 }
 
 /**

@@ -7,6 +7,8 @@
  * and removes the label where the group no longer applies. The CSVs of the namespace follow the
  * group through the CSV controller, which watches OperatorGroups and Namespaces itself and
  * re-annotates and re-scopes the operator's Deployments and RBAC (olm.targetNamespaces).
+ * It also keeps the ClusterRoles for the APIs the namespace's operators provide, and the group's
+ * own aggregating roles (./operatorgroup-roles.ts).
  */
 import type { OperatorGroup, OperatorGroupStatus } from '../apis/operators.js';
 import { Resources } from '../apis/operators.js';
@@ -18,7 +20,7 @@ import {
 import { isEmptySelector } from '../install/selector.js';
 import { OperatorGroupConditionReason, OperatorGroupConditionType } from '../apis/conditions.js';
 import { ConditionStatus } from '../apis/meta.js';
-import { objectKey } from '../kube/cache.js';
+import { objectKey, splitKey } from '../kube/cache.js';
 import { formatTime, removeCondition, setCondition, statusChanged } from '../kube/conditions.js';
 import { writeStatus } from '../kube/status.js';
 import { objectPath } from '../kube/client.js';
@@ -26,6 +28,7 @@ import { isNotFound } from '../kube/errors.js';
 import { Builtin } from '../kube/resources.js';
 import type { Controller, ScopedContext } from './context.js';
 import { mergePatch } from './objects.js';
+import { deleteGroupRoles, reconcileGroupRoles, watchRoleSources } from './operatorgroup-roles.js';
 
 /**
  * The status to write, or undefined when the stored one is current. `lastUpdated` moves only when
@@ -70,7 +73,7 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 }
 
 const uses = {
-  informers: ['namespaces', 'operatorGroups'] as const,
+  informers: ['namespaces', 'operatorGroups', 'csvs', 'crds', 'clusterRoles', 'apiServices'] as const,
   ports: ['applier', 'client', 'clock'] as const,
 };
 
@@ -112,6 +115,7 @@ export const operatorGroupController: Controller<
       }
     };
     informers.namespaces.on({ add: onNamespace, update: (_, ns) => onNamespace(ns), delete: onNamespace });
+    watchRoleSources(ctx, enqueue);
   },
   reconcile: (ctx) => async (key) => {
     const og = ctx.informers.operatorGroups.get(key);
@@ -121,6 +125,8 @@ export const operatorGroupController: Controller<
       .map((n) => ({ name: n.metadata?.name ?? '', labels: n.metadata?.labels }));
     if (og === undefined || og.metadata.deletionTimestamp) {
       await labelNamespaces(ctx, namespaces);
+      const { namespace = '', name } = splitKey(key);
+      await deleteGroupRoles(ctx, { namespace, name });
       return;
     }
     const groups = ctx.informers.operatorGroups
@@ -128,6 +134,7 @@ export const operatorGroupController: Controller<
       .filter((g) => !g.metadata.deletionTimestamp);
     const status = nextOperatorGroupStatus(og, namespaces, groups.length, ctx.clock.now());
     await labelNamespaces(ctx, namespaces, og, status?.namespaces);
+    await reconcileGroupRoles(ctx, og);
     if (status === undefined) return;
     ctx.log.info(
       { namespace: og.metadata.namespace, name: og.metadata.name, targets: status.namespaces },

@@ -26,7 +26,7 @@ export type OlmCrds =
 
 let loading: Promise<OlmCrds> | undefined;
 
-/** OLM's CRDs for the six kinds Bosun serves, keyed by kind; loaded once per process. */
+/** OLM's CRDs for the kinds Bosun serves (every one of `Resources`), keyed by kind; loaded once per process. */
 export function loadOlmCrds(): Promise<OlmCrds> {
   loading ??= load();
   return loading;

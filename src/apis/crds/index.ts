@@ -10,6 +10,7 @@ import { clusterServiceVersionCrd } from './clusterserviceversion.js';
 import type { CrdDefinition } from './definition.js';
 import type { JSONSchemaProps } from './schema.js';
 import { installPlanCrd } from './installplan.js';
+import { operatorCrd } from './operator.js';
 import { operatorConditionCrd } from './operatorcondition.js';
 import { operatorGroupCrd } from './operatorgroup.js';
 import { subscriptionCrd } from './subscription.js';
@@ -23,6 +24,7 @@ export const crdDefinitions: readonly CrdDefinition[] = [
   clusterServiceVersionCrd,
   operatorGroupCrd,
   operatorConditionCrd,
+  operatorCrd,
 ];
 
 /** `<plural>.<group>`, the name the API server requires for a CRD. */
@@ -58,7 +60,7 @@ export function renderCrd(def: CrdDefinition): Record<string, unknown> {
         listKind: `${resource.kind}List`,
         plural: resource.plural,
         singular: def.singular,
-        shortNames: def.shortNames,
+        ...(def.shortNames.length > 0 ? { shortNames: def.shortNames } : {}),
         categories: def.categories,
       },
       scope: resource.namespaced ? 'Namespaced' : 'Cluster',

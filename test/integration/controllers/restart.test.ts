@@ -16,6 +16,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { KubeObject, ResourceType } from '../../../src/apis/meta.js';
 import { Builtin } from '../../../src/kube/resources.js';
+import { operatorGroupRoleName } from '../../../src/install/operatorgroup-roles.js';
+import { RoleSuffix } from '../../../src/install/provided-api-roles.js';
 import {
   type CatalogSource,
   type ClusterServiceVersion,
@@ -440,7 +442,11 @@ function expectedEndState(ns: string): Record<string, string[]> {
       `${Op.csv} ${byOp}`,
       `${Op.csv}-${Op.serviceAccount}-<hash> ${byOp}`,
     ],
-    clusterRoles: [`${Op.csv}-<hash>`],
+    // The operator's cluster RBAC, and its OperatorGroup's own roles (src/install/operatorgroup-roles.ts).
+    clusterRoles: [
+      `${Op.csv}-<hash>`,
+      ...Object.values(RoleSuffix).map((s) => operatorGroupRoleName({ namespace: ns, name: 'og' }, s)),
+    ].sort(),
     clusterRoleBindings: [`${Op.csv}-<hash>`],
     operatorConditions: [`${Dep.csv} ${byDep}`, `${Op.csv} ${byOp}`],
     crd: [`gadgets.<ns>.restart.bosun.dev Established`],

@@ -178,6 +178,7 @@ describe('phases and states', () => {
       ClusterServiceVersion: 'operators.coreos.com/v1alpha1',
       OperatorGroup: 'operators.coreos.com/v1',
       OperatorCondition: 'operators.coreos.com/v2',
+      Operator: 'operators.coreos.com/v1',
     });
   });
 });

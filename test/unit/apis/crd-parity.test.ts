@@ -61,6 +61,7 @@ describe.skipIf(!olm.ok)(`Bosun's CRDs against OLM's (${OlmApiModule}@${OlmApiVe
       'OperatorGroup v1alpha2 .status preserveUnknownFields',
       'OperatorCondition v1 .status preserveUnknownFields',
       'OperatorCondition v2 .status preserveUnknownFields',
+      'Operator v1 .status preserveUnknownFields',
     ]);
   });
 
