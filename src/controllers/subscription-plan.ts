@@ -267,6 +267,11 @@ export interface StatusInput {
   /** The InstallPlan for the target CSV, or the one the status already references. */
   installPlan?: InstallPlan;
   csvs: ReadonlyMap<string, ClusterServiceVersion>;
+  /**
+   * The Subscription's InstallPlans that completed, whose CSVs are its installed versions while
+   * its target is not (yet) Succeeded.
+   */
+  completedPlans?: readonly InstallPlan[];
   /** The Subscription's rollback and history, as the upgrade guard left them (default: as they are). */
   rollback?: {
     rollback: SubscriptionRollback | undefined;
@@ -276,6 +281,22 @@ export interface StatusInput {
 }
 
 type Cond = Omit<SubscriptionCondition, 'lastTransitionTime'>;
+
+/**
+ * The newest Succeeded CSV that a completed InstallPlan of the Subscription installed and that
+ * no other of those CSVs replaces; undefined when there is none.
+ */
+export function installedFromPlans(
+  plans: readonly InstallPlan[],
+  csvs: ReadonlyMap<string, ClusterServiceVersion>,
+): string | undefined {
+  const names = new Set(plans.flatMap((p) => p.spec.clusterServiceVersionNames ?? []));
+  const live = [...names]
+    .map((n) => csvs.get(n))
+    .filter((c): c is ClusterServiceVersion => c?.status?.phase === CSVPhase.Succeeded);
+  const replaced = new Set(live.map((c) => c.spec.replaces));
+  return live.find((c) => !replaced.has(c.metadata.name))?.metadata.name;
+}
 
 /** The status a Subscription should have. Compare with `statusChanged` before writing. */
 export function subscriptionStatus(input: StatusInput): SubscriptionStatus {
@@ -346,8 +367,15 @@ export function subscriptionStatus(input: StatusInput): SubscriptionStatus {
   if (rollback) set(rollbackCondition(rollback));
   else conditions = removeCondition(conditions, SubscriptionConditionType.RolledBack);
   if (succeeded) status.installedCSV = target;
-  else if (status.installedCSV && csvs.get(status.installedCSV)?.status?.phase !== CSVPhase.Succeeded) {
-    delete status.installedCSV;
+  else {
+    // While an upgrade waits (for approval, or for its CSV to succeed) the version it upgrades
+    // from is still the installed one, as OLM reports it, even when the upgrade was found
+    // before that version had Succeeded.
+    const installed = installedFromPlans(input.completedPlans ?? [], csvs);
+    if (installed) status.installedCSV = installed;
+    else if (status.installedCSV && csvs.get(status.installedCSV)?.status?.phase !== CSVPhase.Succeeded) {
+      delete status.installedCSV;
+    }
   }
 
   if (ip) {

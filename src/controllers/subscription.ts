@@ -17,6 +17,7 @@ import {
   type CatalogSource,
   type ClusterServiceVersion,
   type InstallPlan,
+  InstallPlanPhase,
   Resources,
   type Subscription,
   type SubscriptionCatalogHealth,
@@ -41,6 +42,7 @@ import {
   nextGeneration,
   resolutionInput,
   type StatusInput,
+  SubscriptionLabel,
   subscriptionStatus,
 } from './subscription-plan.js';
 
@@ -231,6 +233,12 @@ async function writeStatuses(
       catalog: catalogState(ctx, sub),
       ...(ip ? { installPlan: ip } : {}),
       csvs: csvByName,
+      completedPlans: ctx.informers.installPlans
+        .list(namespace)
+        .filter(
+          (p) =>
+            p.metadata.labels?.[SubscriptionLabel] === name && p.status?.phase === InstallPlanPhase.Complete,
+        ),
       rollback: rollbacks.get(name) ?? {
         rollback: undefined,
         history: sub.status?.history ?? [],

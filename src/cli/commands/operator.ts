@@ -35,6 +35,12 @@ export const managerOptions = {
     default: DefaultMetricsAddress,
     description: 'Where to serve /healthz, /readyz and /metrics',
   },
+  'package-api-addr': {
+    type: 'string',
+    valueName: 'HOST:PORT',
+    description:
+      'Serve the PackageManifest API (kubectl get packagemanifests) here, registered with the API server, which must reach this address; a loopback or 0.0.0.0 host means the first non-loopback IPv4 address; port 0: any free port',
+  },
   'log-level': {
     type: 'string',
     valueName: 'LEVEL',
@@ -83,6 +89,7 @@ const runCommand: Command = {
       globalNamespace: str(values, 'global-namespace'),
       metricsAddr: str(values, 'metrics-addr'),
       installCrds: bool(values, 'install-crds'),
+      packageApiAddr: str(values, 'package-api-addr'),
       logger,
     });
     await untilSignal();

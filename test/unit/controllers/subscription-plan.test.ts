@@ -15,6 +15,7 @@ import {
   desiredInstallPlan,
   generatedSubscriptionName,
   generatedSubscriptions,
+  installedFromPlans,
   installedOperators,
   installPlanName,
   resolutionInput,
@@ -585,5 +586,26 @@ describe('subscriptionStatus: history and rollback', () => {
     const heldBack: HeldVersion[] = [{ csv: 'foo.v1.1.0', since: at }];
     const s = subscriptionStatus(base({ sub: sub('foo', 'foo', {}, { lastUpdated: at, heldBack }) }));
     expect(s.heldBack).toEqual(heldBack);
+  });
+});
+
+describe('installedFromPlans', () => {
+  const plan = (...names: string[]) =>
+    ({ spec: { clusterServiceVersionNames: names, approval: 'Manual', approved: true } }) as never;
+  const succeeded = { status: { phase: 'Succeeded' } } as Partial<ClusterServiceVersion>;
+
+  it('names the newest Succeeded CSV of the completed plans: an upgrade waiting for approval keeps the old one installed', () => {
+    const csvs = new Map([
+      ['op.v1', csv('op.v1', '1.0.0', succeeded)],
+      ['op.v2', csv('op.v2', '2.0.0', { ...succeeded, spec: { replaces: 'op.v1' } as never })],
+    ]);
+    expect(installedFromPlans([plan('op.v1')], csvs)).toBe('op.v1');
+    expect(installedFromPlans([plan('op.v1'), plan('op.v2')], csvs)).toBe('op.v2');
+  });
+
+  it('names none while no CSV of a completed plan has Succeeded', () => {
+    const csvs = new Map([['op.v1', csv('op.v1', '1.0.0', { status: { phase: 'Installing' } } as never)]]);
+    expect(installedFromPlans([plan('op.v1')], csvs)).toBeUndefined();
+    expect(installedFromPlans([], csvs)).toBeUndefined();
   });
 });
