@@ -20,6 +20,9 @@ export type Matcher = (labels: Readonly<Record<string, string>> | undefined) => 
 const keyPattern =
   /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 
+/** A label value: at most 63 characters, alphanumeric at both ends, `-`, `_` and `.` between. */
+const valuePattern = /^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$/;
+
 function bad(message: string): Result<never> {
   return { ok: false, errors: [{ message }] };
 }
@@ -68,6 +71,8 @@ export function parseLabelSelector(text: string): Result<LabelRequirement[]> {
     }
     if (!keyPattern.test(req.key) || req.key.length > 317)
       return bad(`labelSelector: "${req.key}" is not a valid label key`);
+    const badValue = 'values' in req ? req.values.find((v) => !valuePattern.test(v)) : undefined;
+    if (badValue !== undefined) return bad(`labelSelector: "${badValue}" is not a valid label value`);
     reqs.push(req);
   }
   return { ok: true, value: reqs };
