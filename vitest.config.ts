@@ -15,7 +15,8 @@ export default defineConfig({
       {
         test: {
           name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
+          // The web catalog's browser tests (test/e2e) run here too: they need the same control plane.
+          include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
           // One control plane for the whole run, started (and built on first use) here.
           globalSetup: ['test/integration/global-setup.ts'],
           // Files run one after another: each may run its own Bosun manager, and two managers

@@ -2,10 +2,19 @@
  * The HTTP server of `bosun catalog serve`: validates the catalog directory before it listens
  * (an invalid catalog is refused and nothing is served), then answers each request with the
  * catalog as it is on disk now (see serve.ts).
+ *
+ * The same server shows the catalog to people: the web catalog (src/web/server.ts) answers `/`
+ * when the request asks for HTML (a browser's Accept names text/html; a CatalogSource's fetch
+ * and curl send `*\/*`), and its `/assets/` and `/api/` paths. So the one URL printed is both the
+ * CatalogSource's address and the page to open.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { basename, resolve } from 'node:path';
 import { fail, ok, type Result } from '../util/result.js';
+import { DefaultGlobalNamespace } from '../manager/defaults.js';
+import { wantsHtml, webCatalog, webRequest, writeWebResponse } from '../web/server.js';
+import { catalogSourceName, directoryWebSource } from '../web/sources.js';
 import {
   CatalogPath,
   catalogFingerprint,
@@ -36,21 +45,31 @@ export async function startCatalogServer(opts: CatalogServerOptions): Promise<Re
   const first = await loadServedCatalog(opts.dir);
   if (!first.ok) return fail(first.errors);
   const catalog = reloadingCatalog(opts.dir, { served: first.value, fingerprint }, opts);
+  // The address is known once the server listens; the page is asked for only after that.
+  let url = '';
+  const web = webCatalog(
+    directoryWebSource({
+      current: () => catalog.current(),
+      name: catalogSourceName(basename(resolve(opts.dir))),
+      address: () => url,
+      catalogNamespace: DefaultGlobalNamespace,
+    }),
+  );
   const server = createServer((req, res) => {
-    void catalog.current().then((served) => {
-      const answer = catalogResponse(
-        {
-          method: req.method ?? 'GET',
-          url: req.url ?? '/',
-          ...(req.headers['if-none-match'] !== undefined
-            ? { ifNoneMatch: req.headers['if-none-match'] }
-            : {}),
-        },
-        served,
-      );
-      res.writeHead(answer.status, answer.headers);
-      res.end(answer.body);
-    });
+    const method = req.method ?? 'GET';
+    const path = (req.url ?? '/').split('?')[0];
+    const forPeople = path !== CatalogPath || wantsHtml(req.headers.accept);
+    const answer = forPeople
+      ? web.handle(webRequest(req))
+      : catalog.current().then((served) => catalogResponse(webRequest(req), served));
+    answer
+      .then(async (a) =>
+        writeWebResponse(res, a ?? catalogResponse(webRequest(req), await catalog.current()), method),
+      )
+      .catch((err: unknown) => {
+        res.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end(`${(err as Error).message}\n`);
+      });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -61,8 +80,9 @@ export async function startCatalogServer(opts: CatalogServerOptions): Promise<Re
   });
   const bound = server.address() as AddressInfo;
   const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+  url = `http://${host}:${bound.port}${CatalogPath}`;
   return ok({
-    url: `http://${host}:${bound.port}${CatalogPath}`,
+    url,
     initial: first.value,
     close: () =>
       new Promise<void>((resolve) => {

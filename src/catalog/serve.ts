@@ -12,14 +12,16 @@
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { DeclarativeConfig } from '../apis/fbc.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { CatalogFormat, encodeConfig } from './encode.js';
 import { listCatalogFiles, loadCatalog } from './load.js';
 import { validateCatalog } from './validate.js';
 
-/** The served bytes of one valid catalog. */
+/** The served bytes of one valid catalog, and the catalog they encode (for the web catalog). */
 export interface ServedCatalog {
   body: Buffer;
+  config: DeclarativeConfig;
   etag: string;
   packages: number;
   bundles: number;
@@ -74,7 +76,8 @@ export function catalogResponse(req: CatalogRequest, served: ServedCatalog): Cat
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     return text(405, 'method not allowed: use GET\n', { Allow: 'GET, HEAD' });
   }
-  const cache = { ETag: served.etag, 'Cache-Control': 'no-cache' };
+  // `/` is also the web catalog's page for a browser (serve-http.ts): caches must tell them apart.
+  const cache = { ETag: served.etag, 'Cache-Control': 'no-cache', Vary: 'Accept' };
   if (noneMatchHits(req.ifNoneMatch, served.etag)) return { status: 304, headers: cache };
   return {
     status: 200,
@@ -99,6 +102,7 @@ export async function loadServedCatalog(dir: string): Promise<Result<ServedCatal
   const body = Buffer.from(await encodeConfig(loaded.value, CatalogFormat.JSON));
   return ok({
     body,
+    config: loaded.value,
     etag: strongETag(body),
     packages: loaded.value.packages.length,
     bundles: loaded.value.bundles.length,

@@ -13,13 +13,14 @@ import {
   type CatalogSource,
   type ClusterServiceVersion,
   type InstallPlan,
+  type Operator,
   type OperatorCondition,
   type OperatorGroup,
   Resources,
   type Subscription,
 } from '../apis/operators.js';
 import { Applier } from '../kube/apply.js';
-import { splitKey } from '../kube/cache.js';
+import { objectKey, splitKey } from '../kube/cache.js';
 import { systemClock, type Clock } from '../kube/clock.js';
 import { connectToCluster } from '../kube/config.js';
 import { installCrds } from '../kube/crds.js';
@@ -31,6 +32,11 @@ import { Builtin } from '../kube/resources.js';
 import { managedSelector } from '../install/ownership.js';
 import { SchemaSource } from '../kube/schemas.js';
 import { startHttpServer, type RunningServer } from '../server/http.js';
+import { webCatalog } from '../web/server.js';
+import { managerWebSource } from '../web/sources.js';
+import { withPayloadsAll } from '../catalog/payloads.js';
+import { PackageIndex } from '../packages/index.js';
+import { startPackageApi, type RunningPackageApi } from '../server/packageserver/index.js';
 import { createMetrics } from '../server/metrics.js';
 import { UserError } from '../util/errors.js';
 import { formatProblem } from '../util/result.js';
@@ -39,18 +45,22 @@ import { slimCRD, slimCSV, slimInstallPlan, withoutBookkeeping } from '../contro
 import { MemoryCatalogStore } from '../controllers/catalog-store.js';
 import { catalogSourceController } from '../controllers/catalogsource.js';
 import {
+  type ClusterRole,
   type Controller,
   type ControllerContext,
   type CustomResourceDefinition,
   type Deployment,
   type Informers,
   type Namespace,
+  type ObjectMetadata,
   scopedContext,
 } from '../controllers/context.js';
 import { CatalogSpool } from '../controllers/catalog-spool.js';
 import { csvController } from '../controllers/csv.js';
+import { ServingResources } from '../controllers/csv-serving.js';
 import { DefaultGlobalNamespace, DefaultMetricsAddress } from './defaults.js';
 import { installPlanController } from '../controllers/installplan.js';
+import { metadataOnly, operatorController } from '../controllers/operator.js';
 import { operatorConditionController } from '../controllers/operatorcondition.js';
 import { operatorGroupController } from '../controllers/operatorgroup.js';
 import { subscriptionController } from '../controllers/subscription.js';
@@ -65,6 +75,7 @@ export const controllers: readonly Controller[] = [
   csvController,
   operatorGroupController,
   operatorConditionController,
+  operatorController,
 ];
 
 const crdDir = new URL('../../deploy/crds/', import.meta.url);
@@ -82,6 +93,12 @@ export interface ManagerOptions {
   /** Defaults to JSON lines on stdout at `logLevel`. */
   logger?: Logger;
   logLevel?: string;
+  /**
+   * Serve the PackageManifest API (`packages.operators.coreos.com/v1`) over HTTPS at this
+   * `host:port` and register it with the aggregator; the API server must reach the manager at
+   * that host (the local control plane does). Unset: not served.
+   */
+  packageApiAddr?: string;
   /** Extra GET routes on the HTTP server (e.g. a served catalog). */
   routes?: Record<string, () => Promise<{ contentType: string; body: string }>>;
   /** Which controllers to run (default: all of `controllers`); tests run a subset. */
@@ -93,6 +110,10 @@ export interface ManagerOptions {
 
 export interface RunningManager {
   ctx: ControllerContext;
+  /** Every catalog's packages, as PackageManifests. */
+  packages: PackageIndex;
+  /** The PackageManifest API, when served. */
+  packageApi?: RunningPackageApi;
   /** The HTTP server's base URL, when it serves one. */
   url?: string;
   /** Whether every informer has synced. */
@@ -156,6 +177,20 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
       deployments: informer<Deployment>(Builtin.Deployment, managedSelector),
       crds: informer<CustomResourceDefinition>(Builtin.CustomResourceDefinition, undefined, slimCRD),
       namespaces: informer<Namespace>(Builtin.Namespace),
+      operators: informer<Operator>(Resources.Operator),
+      clusterRoles: informer<ClusterRole>(Builtin.ClusterRole, managedSelector),
+      apiServices: informer<ObjectMetadata>(ServingResources.APIService, managedSelector, metadataOnly),
+      serviceAccounts: informer<ObjectMetadata>(Builtin.ServiceAccount, managedSelector, metadataOnly),
+      secrets: informer<ObjectMetadata>(ServingResources.Secret, managedSelector, metadataOnly),
+      configMaps: informer<ObjectMetadata>(Builtin.ConfigMap, managedSelector, metadataOnly),
+      services: informer<ObjectMetadata>(ServingResources.Service, managedSelector, metadataOnly),
+      roles: informer<ObjectMetadata>(Builtin.Role, managedSelector, metadataOnly),
+      roleBindings: informer<ObjectMetadata>(Builtin.RoleBinding, managedSelector, metadataOnly),
+      clusterRoleBindings: informer<ObjectMetadata>(
+        Builtin.ClusterRoleBinding,
+        managedSelector,
+        metadataOnly,
+      ),
     };
     const all = Object.values(informers) as Informer<KubeObject>[];
     stopping.push(() => Promise.all(all.map((i) => i.stop())).then(() => undefined));
@@ -206,28 +241,68 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     }
     stopping.push(() => Promise.all(queues.map((q) => q.shutdown())).then(() => undefined));
 
+    const packages = new PackageIndex({
+      catalogs,
+      catalogSource: (ref) => informers.catalogSources.get(objectKey(ref.namespace, ref.name)),
+      onCatalogSourceChange: (listener) => {
+        const ref = (cs: CatalogSource) => ({
+          namespace: cs.metadata?.namespace ?? '',
+          name: cs.metadata?.name ?? '',
+        });
+        return informers.catalogSources.on({
+          add: (cs) => listener(ref(cs)),
+          update: (_, cs) => listener(ref(cs)),
+          delete: (cs) => listener(ref(cs)),
+        });
+      },
+      readPayloads: (docs) => withPayloadsAll(docs),
+      globalNamespace: ctx.globalNamespace,
+      log,
+    });
+    packages.start();
+    stopping.push(() => packages.stop());
+
     for (const i of all) i.start();
     const ready = () => all.every((i) => i.hasSynced());
 
     let server: RunningServer | undefined;
     const address = opts.metricsAddr === undefined ? DefaultMetricsAddress : opts.metricsAddr;
     if (address !== null) {
+      const web = managerWebSource({ catalogs, packages, informers, globalNamespace: ctx.globalNamespace });
+      stopping.push(() => web.stop());
       server = await startHttpServer({
         address,
         registry,
         ready,
         ...(opts.routes ? { routes: opts.routes } : {}),
+        web: webCatalog(web),
       });
       stopping.push(() => server?.close());
-      log.info({ url: server.url }, 'serving /healthz, /readyz and /metrics');
+      log.info({ url: server.url }, 'serving the web catalog at /, and /healthz, /readyz and /metrics');
     }
 
     await Promise.all(all.map((i) => i.synced()));
     // Queues start after the caches are full, so no reconcile acts on a partial view.
     for (const q of queues) q.start();
+
+    let packageApi: RunningPackageApi | undefined;
+    if (opts.packageApiAddr) {
+      packageApi = await startPackageApi({
+        address: opts.packageApiAddr,
+        namespace: ctx.globalNamespace,
+        index: packages,
+        client,
+        applier,
+        clock,
+        log,
+      });
+      stopping.push(() => packageApi?.stop());
+    }
     log.info({ controllers: running.map((c) => c.name) }, 'manager started');
     return {
       ctx,
+      packages,
+      ...(packageApi ? { packageApi } : {}),
       ...(server ? { url: server.url } : {}),
       ready,
       idle: () => Promise.all(queues.map((q) => q.idle())).then(() => undefined),

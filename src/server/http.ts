@@ -1,11 +1,13 @@
 /**
  * The manager's HTTP endpoints: `/healthz` (the process answers), `/readyz` (every informer has
- * synced), `/metrics` (Prometheus text), and optionally `/catalogs/<name>` serving a catalog
- * directory's FBC as one YAML stream (what `bosun start` points its default CatalogSource at).
+ * synced), `/metrics` (Prometheus text), the web catalog (`/`, `/assets/…`, `/api/…`; see
+ * src/web/server.ts), and optionally extra GET routes such as `/catalogs/<name>` serving a
+ * catalog directory's FBC.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { type WebCatalog, webRequest, writeWebResponse } from '../web/server.js';
 
 export interface HttpServerOptions {
   /** `host:port`; port 0 picks a free one. */
@@ -14,6 +16,8 @@ export interface HttpServerOptions {
   ready: () => boolean;
   /** Extra GET routes: path → body producer (for served catalogs). */
   routes?: Record<string, () => Promise<{ contentType: string; body: string }>>;
+  /** The web catalog, answering the paths the routes above do not. */
+  web?: WebCatalog;
 }
 
 export interface RunningServer {
@@ -57,9 +61,15 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningS
         const { contentType, body } = await route();
         return send(200, contentType, body);
       }
+      const answer = await opts.web?.handle(webRequest(req));
+      if (answer) return writeWebResponse(res, answer, req.method ?? 'GET');
       return send(404, 'text/plain', 'not found\n');
     };
-    handle().catch((err: unknown) => send(500, 'text/plain', `${(err as Error).message}\n`));
+    handle().catch((err: unknown) => {
+      // An answer that failed half-way has its headers out already: all that is left is to end it.
+      if (res.headersSent) res.destroy(err as Error);
+      else send(500, 'text/plain', `${(err as Error).message}\n`);
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -118,7 +118,11 @@ export const coreResource = (plural: string) => ({
  * current). BOSUN_BENCH_MANAGER_NODE_OPTIONS adds options for its node, e.g. `--cpu-prof` to
  * profile it (options node refuses in NODE_OPTIONS).
  */
-export function runManager(kubeconfig: string, globalNamespace: string): ChildProcess {
+export function runManager(
+  kubeconfig: string,
+  globalNamespace: string,
+  extraArgs: string[] = [],
+): ChildProcess {
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: repo, stdio: 'inherit' });
   const nodeOptions = process.env.BOSUN_BENCH_MANAGER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [];
   return spawn(
@@ -139,6 +143,7 @@ export function runManager(kubeconfig: string, globalNamespace: string): ChildPr
       'warn',
       '--log-format',
       'json',
+      ...extraArgs,
     ],
     { cwd: repo, stdio: ['ignore', 'ignore', 'inherit'] },
   );

@@ -121,12 +121,18 @@ export const startCommand: Command = {
       description: 'The FBC catalog to publish (default: the repository catalogs/)',
     },
     'metrics-addr': managerOptions['metrics-addr'],
+    'package-api-addr': {
+      ...managerOptions['package-api-addr'],
+      description: `${managerOptions['package-api-addr'].description} (default with the local control plane: 0.0.0.0:0; with --kubeconfig: not served unless given; "off": not served)`,
+    },
     'log-level': managerOptions['log-level'],
     'log-format': managerOptions['log-format'],
   },
   run: async ({ values, ctx }) => {
     const logger = managerLogger(values, ctx);
     let kubeconfig = str(values, 'kubeconfig') ?? (ctx.env.KUBECONFIG || undefined);
+    // The API server must be able to dial the manager: sure beside the local control plane only.
+    const packageApi = str(values, 'package-api-addr') ?? (kubeconfig ? 'off' : '0.0.0.0:0');
     const name = str(values, 'name') ?? defaultClusterName;
     if (kubeconfig) {
       ctx.stderr.write(`• using the cluster of ${kubeconfig}; no local control plane started\n`);
@@ -154,6 +160,7 @@ export const startCommand: Command = {
       installCrds: true,
       globalNamespace: GlobalNamespace,
       metricsAddr: str(values, 'metrics-addr'),
+      ...(packageApi === 'off' ? {} : { packageApiAddr: packageApi }),
       logger,
     });
     try {
@@ -164,8 +171,12 @@ export const startCommand: Command = {
     }
     const example = relative(ctx.cwd, join(repoRoot, ExampleSubscription)) || ExampleSubscription;
     ctx.stdout.write(
-      `\nBosun is running (metrics at ${manager.url ?? 'off'}/metrics). In another terminal:\n\n` +
+      (manager.url
+        ? `\nBosun is running. Browse the catalog at ${manager.url}/ (metrics at ${manager.url}/metrics).\n`
+        : `\nBosun is running (no HTTP server: no web catalog, no metrics).\n`) +
+        `In another terminal:\n\n` +
         `  export KUBECONFIG=${kubeconfig}\n` +
+        (manager.packageApi ? `  kubectl get packagemanifests -n ${OperatorsNamespace}\n` : '') +
         `  kubectl apply -f ${example}\n` +
         `  kubectl get csv -n ${OperatorsNamespace} -w\n\n`,
     );

@@ -1,6 +1,7 @@
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { emptyConfig } from '../../../src/apis/fbc.js';
 import {
   catalogFingerprint,
   catalogResponse,
@@ -15,7 +16,14 @@ import { tempDir } from '../../support/temp-dir.js';
 import { bosun, repo } from '../cli/run-bosun.js';
 
 const body = Buffer.from('{"schema":"olm.package","name":"p"}\n');
-const served: ServedCatalog = { body, etag: strongETag(body), packages: 1, bundles: 0, warnings: [] };
+const served: ServedCatalog = {
+  body,
+  config: { ...emptyConfig(), packages: [{ schema: 'olm.package', name: 'p' }] },
+  etag: strongETag(body),
+  packages: 1,
+  bundles: 0,
+  warnings: [],
+};
 
 async function sampleCatalog(): Promise<string> {
   const dir = await tempDir('bosun-serve-');
@@ -62,7 +70,10 @@ describe('catalogResponse', () => {
 
   it('answers a request that has these bytes with 304 and no body', () => {
     const r = catalogResponse({ method: 'GET', url: '/?x=1', ifNoneMatch: served.etag }, served);
-    expect(r).toEqual({ status: 304, headers: { ETag: served.etag, 'Cache-Control': 'no-cache' } });
+    expect(r).toEqual({
+      status: 304,
+      headers: { ETag: served.etag, 'Cache-Control': 'no-cache', Vary: 'Accept' },
+    });
   });
 
   it('sends the whole catalog when the client holds another ETag', () => {

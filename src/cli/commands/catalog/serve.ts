@@ -11,7 +11,7 @@ export const DefaultServeAddress = '127.0.0.1:8080';
 
 export const serveCommand: Command = {
   name: 'serve',
-  summary: 'Serve a catalog directory over HTTP for a CatalogSource of sourceType http',
+  summary: 'Serve a catalog directory over HTTP for a CatalogSource of sourceType http, and browse it',
   usage: '<catalog-dir>',
   description:
     'Validates the catalog (as `bosun catalog validate` does; an invalid one is refused and nothing is\n' +
@@ -21,7 +21,9 @@ export const serveCommand: Command = {
     'Responses carry a strong ETag and answer If-None-Match with 304 Not Modified. The directory is\n' +
     'read again when its files change (checked on each request), so `bosun catalog publish` into it\n' +
     'is served without a restart; a change that makes it invalid is logged on stderr and the last\n' +
-    'valid catalog is served on.',
+    'valid catalog is served on.\n' +
+    'The same URL opened in a browser shows the web catalog: every package with search and filters,\n' +
+    'its description, channels and upgrade graph, and what to kubectl apply to install it.',
   args: { min: 1, max: 1 },
   options: {
     addr: {
@@ -77,7 +79,7 @@ export const serveCommand: Command = {
     ctx.stdout.write(`${server.url}\n`);
     server.initial.warnings.forEach(problemLine('warning'));
     ctx.stderr.write(
-      `serving ${displayPath(ctx, dir)} (${plural(server.initial.packages, 'package')}, ${plural(server.initial.bundles, 'bundle')}); use the URL above as a CatalogSource's spec.address (sourceType http); Ctrl-C stops\n`,
+      `serving ${displayPath(ctx, dir)} (${plural(server.initial.packages, 'package')}, ${plural(server.initial.bundles, 'bundle')}); use the URL above as a CatalogSource's spec.address (sourceType http), or open it in a browser to browse the catalog; Ctrl-C stops\n`,
     );
     await untilSignal();
     await server.close();

@@ -1,0 +1,94 @@
+/**
+ * The web catalog's figures, measured in headless Chromium against a running server (a manager
+ * or `bosun catalog serve`) at `baseUrl`; called by the browse suite. Not a suite of its own.
+ *
+ * - `web_first_load_ms`: from navigation to a usable grid (the page's `bosun:ready` mark, set once
+ *   the cards are in the DOM), with an empty cache each time: the HTML, its modules, the
+ *   stylesheet and the index all fetched. Median of several loads, the slowest in the inputs.
+ * - `web_search_ms`: one keystroke in the search box to the next frame, typing well-known names
+ *   letter by letter (every prefix is a search, as when a person types). Median and 95th
+ *   percentile over all keystrokes.
+ * - `web_index_bytes`: the size of the index the page loads first.
+ */
+import type { Browser } from 'playwright-core';
+import { launchBrowser } from '../support/browser.js';
+import type { Emit } from './run.js';
+
+const Loads = 7;
+const Typed = ['etcd', 'prometheus', 'database', 'kafka', 'cert manager', 'operator'];
+
+const median = (xs: number[]) => quantile(xs, 0.5);
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
+}
+const round = (ms: number) => Math.round(ms * 10) / 10;
+
+export async function webFigures(emit: Emit, baseUrl: string): Promise<void> {
+  const base = baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`;
+  const index = await fetch(`${base}api/index`);
+  const indexBytes = (await index.arrayBuffer()).byteLength;
+  const browser: Browser = await launchBrowser();
+  try {
+    const loads: number[] = [];
+    let packages = 0;
+    for (let i = 0; i < Loads; i++) {
+      // A new context is a new profile: nothing cached from the load before.
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      const page = await context.newPage();
+      await page.goto(base);
+      await page.waitForSelector('body[data-ready="true"]');
+      loads.push(await page.evaluate<number>(`performance.getEntriesByName('bosun:ready')[0].startTime`));
+      packages = await page.locator('a.card').count();
+      await context.close();
+    }
+    emit({
+      name: 'web_first_load_ms',
+      value: round(median(loads)),
+      unit: 'ms',
+      inputs: { packages, loads: Loads, slowest_ms: round(Math.max(...loads)), browser: browser.version() },
+    });
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(base);
+    await page.waitForSelector('body[data-ready="true"]');
+    // Typed in the page itself, so the figure is the page's work and not the test driver's.
+    const times = await page.evaluate<number[]>(
+      `(async (words) => {
+        const input = document.getElementById('search');
+        const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+        const out = [];
+        for (const word of words) {
+          for (let n = 1; n <= word.length; n++) {
+            const t0 = performance.now();
+            input.value = word.slice(0, n);
+            input.dispatchEvent(new Event('input', { bubbles: true }));
+            await frame();
+            out.push(performance.now() - t0);
+          }
+          input.value = '';
+          input.dispatchEvent(new Event('input', { bubbles: true }));
+          await frame();
+        }
+        return out;
+      })(${JSON.stringify(Typed)})`,
+    );
+    await context.close();
+    emit({
+      name: 'web_search_ms',
+      value: round(median(times)),
+      unit: 'ms',
+      inputs: {
+        packages,
+        keystrokes: times.length,
+        p95_ms: round(quantile(times, 0.95)),
+        slowest_ms: round(Math.max(...times)),
+        words: Typed.join(', '),
+      },
+    });
+    emit({ name: 'web_index_bytes', value: indexBytes, unit: 'bytes', inputs: { packages } });
+  } finally {
+    await browser.close();
+  }
+}
