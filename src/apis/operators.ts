@@ -836,14 +836,7 @@ export interface ComponentCondition {
 }
 
 /** A component of an operator: an object reference with the object's conditions. */
-export interface RichReference {
-  apiVersion?: string;
-  kind?: string;
-  name?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  fieldPath?: string;
+export interface RichReference extends ObjectReference {
   conditions?: ComponentCondition[];
 }
 

@@ -79,6 +79,18 @@ export async function packageManifests(
     if (csv) csvs.set(`${doc.package}/${doc.name}`, csv);
   });
 
+  // Icons are most of a projection's bytes, and a CSV's icon is often the package's own (already
+  // held by the catalog) or that of the package's other channel heads: one copy is kept of each.
+  const strings = new Map<string, string>();
+  for (const pkg of config.packages)
+    if (pkg.icon?.base64data) strings.set(pkg.icon.base64data, pkg.icon.base64data);
+  const intern = (s: string): string => {
+    const known = strings.get(s);
+    if (known !== undefined) return known;
+    strings.set(s, s);
+    return s;
+  };
+
   const out: PackageManifest[] = [];
   for (const pkg of config.packages) {
     const deprecations = deprecationsOf(config, pkg.name);
@@ -99,7 +111,7 @@ export async function packageManifests(
       channels.push({
         name: channel.name,
         currentCSV: str(csv, 'metadata', 'name') ?? head,
-        currentCSVDesc: describeCSV(csv),
+        currentCSVDesc: describeCSV(csv, intern),
         ...optional('deprecation', deprecations.channels.get(channel.name)),
         entries: channelEntries(channel.entries, pkg.name, bundles, deprecations.bundles),
       });
@@ -267,7 +279,7 @@ function csvFromMetadata(doc: BundleDoc, m: Json): Json {
 }
 
 /** OLM's `CreateCSVDescription`: the CSV's descriptive fields, with API descriptions trimmed. */
-export function describeCSV(csv: Json): CSVDescription {
+export function describeCSV(csv: Json, intern: (s: string) => string = (s) => s): CSVDescription {
   const spec = rec(csv, 'spec') ?? {};
   const desc: CSVDescription = {};
   const set = <K extends keyof CSVDescription>(key: K, value: CSVDescription[K] | undefined) => {
@@ -275,7 +287,7 @@ export function describeCSV(csv: Json): CSVDescription {
   };
   set('displayName', strOf(spec.displayName));
   const icons = (Array.isArray(spec.icon) ? spec.icon : []).filter(isRecord).map((i) => ({
-    ...(typeof i.base64data === 'string' && i.base64data ? { base64data: i.base64data } : {}),
+    ...(typeof i.base64data === 'string' && i.base64data ? { base64data: intern(i.base64data) } : {}),
     ...(typeof i.mediatype === 'string' && i.mediatype ? { mediatype: i.mediatype } : {}),
   }));
   if (icons.length > 0) desc.icon = icons;

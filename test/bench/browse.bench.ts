@@ -42,6 +42,17 @@ const globalNs = 'olm';
 const base = '/apis/packages.operators.coreos.com/v1';
 const TableAccept = 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json';
 
+/** The manager's JavaScript heap and external memory, from its own /metrics, in MiB. */
+async function heapOf(metricsUrl: string): Promise<Record<string, number>> {
+  const text = await (await fetch(metricsUrl)).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+  return {
+    heap_used_mib: mib(value('nodejs_heap_size_used_bytes')),
+    heap_total_mib: mib(value('nodejs_heap_size_total_bytes')),
+    external_mib: mib(value('nodejs_external_memory_bytes')),
+  };
+}
+
 const median = (xs: number[]) => quantile(xs, 0.5);
 function quantile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -241,7 +252,11 @@ export default async function browse(emit: Emit): Promise<void> {
       name: 'browse.manager_rss_mib',
       value: mib(rss),
       unit: 'MiB',
-      inputs: { ...inputs, after: 'the figures above' },
+      inputs: {
+        ...inputs,
+        after: 'the figures above',
+        ...(await heapOf(`http://127.0.0.1:${webPort}/metrics`)),
+      },
     });
 
     const soakS = Number(process.env.BOSUN_BROWSE_SOAK_S ?? 60);
@@ -274,6 +289,7 @@ export default async function browse(emit: Emit): Promise<void> {
       unit: 'MiB',
       inputs: {
         ...inputs,
+        ...(await heapOf(`http://127.0.0.1:${webPort}/metrics`)),
         soak_s: soakS,
         lists,
         errors,

@@ -332,21 +332,12 @@ function partial(pm: PackageManifest): Record<string, unknown> {
 }
 
 /**
- * A package's JSON is made once and reused for every namespace it is seen from: a list of the
- * OperatorHub corpus is 8 MB of JSON, most of it icons and descriptions.
+ * A package's JSON, made per request: keeping it made for every package would hold the whole
+ * list again (8 MB of JSON for the OperatorHub corpus, most of it icons) for a list a client asks
+ * for now and then, while kubectl's default list is a Table.
  */
-const rendered = new WeakMap<IndexedPackage, [string, string]>();
-const namespaceMark = '\u0000namespace\u0000';
-
 function render(p: IndexedPackage, namespace: string): string {
-  let parts = rendered.get(p);
-  if (!parts) {
-    const text = JSON.stringify(seen(p, namespaceMark));
-    const at = text.indexOf(JSON.stringify(namespaceMark));
-    parts = [text.slice(0, at), text.slice(at + JSON.stringify(namespaceMark).length)];
-    rendered.set(p, parts);
-  }
-  return parts[0] + JSON.stringify(namespace || p.catalog.namespace) + parts[1];
+  return JSON.stringify(seen(p, namespace));
 }
 
 function icon(req: IncomingMessage, res: ServerResponse, pm: PackageManifest): void {
