@@ -1,8 +1,9 @@
 /**
  * The composition root: connects to the cluster, makes sure the CRDs are there, builds the one
- * ControllerContext, starts the informers, one work queue per controller, and the HTTP endpoints
- * (/healthz, /readyz, /metrics). `startManager` runs it all in-process and returns a handle to
- * stop it, which is what `bosun operator run`, `bosun start` and the integration tests use.
+ * ControllerContext, starts the informers, one work queue per controller, the package index,
+ * the HTTP endpoints (the web catalog at /, /healthz, /readyz, /metrics) and, when asked, the
+ * PackageManifest API. `startManager` runs it all in-process and returns a handle to stop it,
+ * which is what `bosun operator run`, `bosun start` and the integration tests use.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
