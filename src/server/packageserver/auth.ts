@@ -152,7 +152,7 @@ export class Reviewer {
   /** Whether the user may make the request, and the API server's reason when not. */
   async authorize(
     user: UserInfo,
-    info: RequestInfo,
+    info: Exclude<RequestInfo, { resource: 'unknown' }>,
     verb = 'get',
   ): Promise<{ allowed: boolean; reason: string }> {
     const attributes =
@@ -168,7 +168,7 @@ export class Reviewer {
               ...(info.name ? { name: info.name } : {}),
             },
           }
-        : { nonResourceAttributes: { path: info.resource === false ? info.path : '/', verb } };
+        : { nonResourceAttributes: { path: info.path, verb } };
     const spec = {
       user: user.username,
       ...(user.uid ? { uid: user.uid } : {}),

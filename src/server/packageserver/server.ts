@@ -115,6 +115,8 @@ export async function startPackageServer(opts: PackageServerOptions): Promise<Ru
       if (path === '/healthz' || path === '/readyz' || path === '/livez')
         return send(res, 200, 'text/plain', 'ok');
     }
+    // A path in the group that names no resource of it: nothing there to authorize.
+    if (info.resource === 'unknown') return sendStatus(res, failure(404, 'NotFound', info.message));
     const decision = await opts.reviewer.authorize(user, info, (req.method ?? 'GET').toLowerCase());
     if (!decision.allowed) return sendStatus(res, forbidden(user, info, decision.reason));
     if (req.method !== 'GET') {
@@ -123,7 +125,6 @@ export async function startPackageServer(opts: PackageServerOptions): Promise<Ru
         failure(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource'),
       );
     }
-    if (info.resource === 'unknown') return sendStatus(res, failure(404, 'NotFound', info.message));
     if (info.resource === false) return nonResource(path, res);
 
     const rep = representation(req.headers.accept);

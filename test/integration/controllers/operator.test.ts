@@ -9,7 +9,7 @@
 import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import type { KubeObject } from '../../../src/apis/meta.js';
 import type {
   ClusterServiceVersion,
@@ -359,7 +359,12 @@ if (!corpus) console.warn('the Operator of a corpus operator is not checked: set
 describe.skipIf(!corpus)('the Operator of a real operator from the corpus', () => {
   it('etcd: every component of its install, each CRD it owns among them', async () => {
     const source = { name: `corpus-operator-${process.pid}`, namespace: DefaultGlobalNamespace };
-    const { config } = await serveCorpusCatalog(corpus!, source.namespace, source.name);
+    const { config, served } = await serveCorpusCatalog(corpus!, source.namespace, source.name);
+    // A catalog in the global namespace is seen from every namespace: it must not outlive the test.
+    onTestFinished(async () => {
+      await remove(Resources.CatalogSource, source.namespace, source.name);
+      served.close();
+    });
     const plan = planPackages(config, `opc${process.pid}`).find((p) => p.package === 'etcd');
     if (!plan) throw new Error('the corpus has no etcd package');
     const c = client();
