@@ -8,7 +8,15 @@
 /** @import { Query, Facet as FacetName } from './search.js' */
 /** @import { Approval as ApprovalName } from './snippet.js' */
 import { ApiPath, CatalogMode } from './api.js';
-import { Facet, facets, packageSearch, queryFromParams, queryToParams, sortFacetValues } from './search.js';
+import {
+  Facet,
+  facets,
+  packageSearch,
+  queryFromParams,
+  queryToParams,
+  sortFacetValues,
+  unmoved,
+} from './search.js';
 import { layoutGraph } from './graph.js';
 import { Approval, defaultNamespace, installPlan, namespaceProblem, toYaml } from './snippet.js';
 
@@ -263,11 +271,7 @@ function updateResults() {
   const count = byId('count');
   const empty = byId('empty');
   if (!grid || !count || !empty) return;
-  const cards = matches.map(card);
-  // Most keystrokes in a long word leave the same cards: then the grid is not touched at all.
-  if (cards.length !== grid.children.length || cards.some((c, i) => grid.children[i] !== c)) {
-    grid.replaceChildren(...cards);
-  }
+  showCards(grid, matches.map(card));
   const total = index.packages.length;
   count.textContent =
     matches.length === total
@@ -278,6 +282,28 @@ function updateResults() {
   updateFilters(counts);
   clearTimeout(addressTimer);
   addressTimer = setTimeout(updateAddress, AddressDelayMs);
+}
+
+/**
+ * Puts `cards` in the grid, in order, touching as few as it can: cards that no longer match
+ * leave, new matches come in, and of the cards already there only those out of order move. The
+ * browser styles and lays out again every card inserted or moved, and a one-letter search shows
+ * nearly all of them.
+ * @param {HTMLElement} grid
+ * @param {HTMLLIElement[]} cards
+ */
+function showCards(grid, cards) {
+  /** @type {Set<Element>} */
+  const wanted = new Set(cards);
+  for (const li of [...grid.children]) if (!wanted.has(li)) li.remove();
+  const stay = unmoved([...grid.children], cards);
+  // From the last card back, each one that moves goes before the card that follows it.
+  /** @type {Element | null} */
+  let following = null;
+  for (const li of cards.toReversed()) {
+    if (!stay.has(li)) grid.insertBefore(li, following);
+    following = li;
+  }
 }
 
 /**

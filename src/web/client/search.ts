@@ -8,6 +8,7 @@
  * - Filters (facets) as on OperatorHub.io: values of one facet widen (OR), facets narrow each
  *   other (AND). Each value's count is what selecting it would show given the text and the
  *   other facets, so a count never promises what a click then does not deliver.
+ * - Results that change: which of the cards shown can stay in place (`unmoved`).
  */
 import type { PackageSummary } from './api.js';
 
@@ -180,6 +181,36 @@ export function packageSearch(packages: readonly PackageSummary[]): PackageSearc
       return { matches, counts };
     },
   };
+}
+
+/**
+ * Of the items to show (`next`, in order), those that can stay where they are among the items
+ * shown now (`shown`): a longest run of them already in the right order, found by patience
+ * sorting in O(n log n). The page moves only the others: the browser lays out again every card
+ * it inserts or moves.
+ */
+export function unmoved<T>(shown: readonly T[], next: readonly T[]): Set<T> {
+  const position = new Map(shown.map((item, i) => [item, i]));
+  const items = next.filter((item) => position.has(item));
+  const at = items.map((item) => position.get(item)!);
+  // ends[k]: the index (in items) ending the lowest-ending increasing run of length k + 1 so far;
+  // before[i]: the index before i in the run that i ends.
+  const ends: number[] = [];
+  const before: number[] = [];
+  at.forEach((p, i) => {
+    let lo = 0;
+    let hi = ends.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (at[ends[mid]!]! < p) lo = mid + 1;
+      else hi = mid;
+    }
+    before[i] = lo > 0 ? ends[lo - 1]! : -1;
+    ends[lo] = i;
+  });
+  const run = new Set<T>();
+  for (let i = ends.at(-1) ?? -1; i >= 0; i = before[i]!) run.add(items[i]!);
+  return run;
 }
 
 /** The query as URL search parameters (the page keeps it in its address, so a search can be shared). */

@@ -9,6 +9,7 @@ import {
   queryFromParams,
   queryTerms,
   queryToParams,
+  unmoved,
 } from '../../../src/web/client/search.js';
 
 function pkg(name: string, fields: Partial<PackageSummary> = {}): PackageSummary {
@@ -203,5 +204,34 @@ describe('the query in the address', () => {
       text: '',
       filters: { provider: ['A'] },
     });
+  });
+});
+
+describe('cards that stay in place when the results change', () => {
+  it('keeps the longest run already in order, and nothing that leaves or is new', () => {
+    expect(unmoved(['a', 'b', 'c', 'd'], ['b', 'c', 'd', 'a'])).toEqual(new Set(['b', 'c', 'd']));
+    expect(unmoved(['a', 'b', 'c', 'd'], ['d', 'x', 'a', 'c'])).toEqual(new Set(['a', 'c']));
+    expect(unmoved(['a', 'b'], ['a', 'b'])).toEqual(new Set(['a', 'b']));
+    expect(unmoved([], ['a']).size).toBe(0);
+    expect(unmoved(['a'], []).size).toBe(0);
+  });
+
+  it('is a longest common subsequence of the two orders (property)', () => {
+    // The oracle: the textbook quadratic longest common subsequence, on lists without repeats.
+    const lcs = (a: readonly number[], b: readonly number[]) => {
+      const t = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
+      for (let i = 1; i <= a.length; i++)
+        for (let j = 1; j <= b.length; j++)
+          t[i]![j] = a[i - 1] === b[j - 1] ? t[i - 1]![j - 1]! + 1 : Math.max(t[i - 1]![j]!, t[i]![j - 1]!);
+      return t[a.length]![b.length]!;
+    };
+    const list = fc.uniqueArray(fc.integer({ min: 0, max: 30 }), { maxLength: 25 });
+    fc.assert(
+      fc.property(list, list, (shown, next) => {
+        const kept = unmoved(shown, next);
+        expect(kept.size).toBe(lcs(shown, next));
+        expect(shown.filter((x) => kept.has(x))).toEqual(next.filter((x) => kept.has(x)));
+      }),
+    );
   });
 });
