@@ -12,27 +12,13 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { pino } from 'pino';
 import type { ClusterServiceVersion, OperatorGroup, Subscription } from '../../../src/apis/operators.js';
-import { catalogConfigMapData } from '../../../src/cli/commands/start.js';
-import { Builtin } from '../../../src/kube/resources.js';
-import { type RunningManager, startManager } from '../../../src/manager/manager.js';
-import { apiServiceAvailable } from '../../../src/server/packageserver/register.js';
 import { kubectlOperatorBinary, KubectlOperatorVersion } from '../../support/kubectl-operator.js';
 import { eventually, freshNamespace } from '../support.js';
-import {
-  catalogSource,
-  client,
-  ConfigMapResource,
-  create,
-  get,
-  list,
-  remove,
-  Resources,
-} from '../controllers/support.js';
+import { get, list, Resources } from '../controllers/support.js';
+import { GlobalNamespace, managerWithPackageApi } from './support.js';
 
 const run = promisify(execFile);
-const GlobalNamespace = 'olm';
 const catalog = `plugin-samples-${process.pid}`;
 const built = await kubectlOperatorBinary();
 const OperatorResource = {
@@ -43,7 +29,7 @@ const OperatorResource = {
   namespaced: false,
 };
 
-let manager: RunningManager;
+let stopManager: () => Promise<void>;
 let pluginPath = '';
 
 /** `kubectl operator …`, found by kubectl as a plugin on PATH. */
@@ -82,46 +68,15 @@ describe.skipIf(!built.ok)(
       if (!built.ok) return;
       pluginPath = await mkdtemp(join(tmpdir(), 'kubectl-operator-'));
       await symlink(built.path, join(pluginPath, 'kubectl-operator'));
-      await create(Builtin.Namespace, '', {
-        apiVersion: 'v1',
-        kind: 'Namespace',
-        metadata: { name: GlobalNamespace },
-      }).catch(() => undefined);
-      manager = await startManager({
-        kubeconfig: inject('kubeconfig'),
-        installCrds: true,
-        metricsAddr: null,
-        globalNamespace: GlobalNamespace,
+      ({ stop: stopManager } = await managerWithPackageApi({
         packageApiAddr: '0.0.0.0:0',
-        logger: pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' }),
-      });
-      await create(ConfigMapResource, GlobalNamespace, {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name: catalog },
-        data: await catalogConfigMapData(join(import.meta.dirname, '../../../catalogs')),
-      } as never);
-      await create(
-        Resources.CatalogSource,
-        GlobalNamespace,
-        catalogSource(GlobalNamespace, catalog, {
-          sourceType: 'configmap',
-          configMap: catalog,
-          displayName: 'Plugin samples',
-          publisher: 'Bosun',
-        }),
-      );
-      await eventually(
-        'the APIService to be Available',
-        async () => ((await apiServiceAvailable(client())).available ? true : undefined),
-        120_000,
-      );
+        catalog,
+        displayName: 'Plugin samples',
+      }));
     });
 
     afterAll(async () => {
-      await remove(Resources.CatalogSource, GlobalNamespace, catalog);
-      await remove(ConfigMapResource, GlobalNamespace, catalog);
-      await manager?.stop();
+      await stopManager?.();
     });
 
     it('list-available, install --create-operator-group, list, upgrade and uninstall --delete-all behave as on OLM', async () => {

@@ -18,12 +18,8 @@ import type { PackageManifest } from '../../../src/apis/packages.js';
 import { catalogConfigMapData } from '../../../src/cli/commands/start.js';
 import { Builtin } from '../../../src/kube/resources.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
-import { startManager } from '../../../src/manager/manager.js';
-import { apiServiceAvailable } from '../../../src/server/packageserver/register.js';
-import { pino } from 'pino';
 import { eventually, freshNamespace } from '../support.js';
 import {
-  catalogSource,
   client,
   ConfigMapResource,
   create,
@@ -33,11 +29,10 @@ import {
   serveCorpusCatalog,
 } from '../controllers/support.js';
 import { TestOperator, testCatalogSnapshot } from '../controllers/install-harness.js';
+import { configMapCatalog, GlobalNamespace, managerWithPackageApi, repoCatalogs } from './support.js';
 
 const run = promisify(execFile);
-const GlobalNamespace = 'olm';
 const globalCatalog = `samples-${process.pid}`;
-const repoCatalogs = join(import.meta.dirname, '../../../catalogs');
 const base = '/apis/packages.operators.coreos.com/v1';
 const testop = TestOperator.package;
 
@@ -61,20 +56,6 @@ function testopCatalog(): string {
   return [...config.packages, ...config.channels, ...config.bundles].map((d) => JSON.stringify(d)).join('\n');
 }
 
-async function configMapCatalog(namespace: string, name: string, data: Record<string, string>, spec = {}) {
-  await create(ConfigMapResource, namespace, {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name },
-    data,
-  } as never);
-  await create(
-    Resources.CatalogSource,
-    namespace,
-    catalogSource(namespace, name, { sourceType: 'configmap', configMap: name, ...spec }),
-  );
-}
-
 async function listPackages(
   namespace: string,
   query: Record<string, string> = {},
@@ -84,29 +65,14 @@ async function listPackages(
   return res.items;
 }
 
+let stopManager: () => Promise<void>;
+
 beforeAll(async () => {
-  await create(Builtin.Namespace, '', {
-    apiVersion: 'v1',
-    kind: 'Namespace',
-    metadata: { name: GlobalNamespace },
-  }).catch(() => undefined);
-  manager = await startManager({
-    kubeconfig: inject('kubeconfig'),
-    installCrds: true,
-    metricsAddr: null,
-    globalNamespace: GlobalNamespace,
+  ({ manager, stop: stopManager } = await managerWithPackageApi({
     packageApiAddr: '127.0.0.1:0',
-    logger: pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' }),
-  });
-  await configMapCatalog(GlobalNamespace, globalCatalog, await catalogConfigMapData(join(repoCatalogs)), {
+    catalog: globalCatalog,
     displayName: 'Bosun samples',
-    publisher: 'Bosun',
-  });
-  await eventually(
-    'the APIService to be Available',
-    async () => ((await apiServiceAvailable(client())).available ? true : undefined),
-    120_000,
-  );
+  }));
   await eventually('the global catalog to be listed', async () => {
     const items = await listPackages('default', { labelSelector: `catalog=${globalCatalog}` });
     return items.length > 0 ? items : undefined;
@@ -114,9 +80,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await remove(Resources.CatalogSource, GlobalNamespace, globalCatalog);
-  await remove(ConfigMapResource, GlobalNamespace, globalCatalog);
-  await manager?.stop();
+  await stopManager?.();
 });
 
 describe('the PackageManifest API', () => {
