@@ -349,7 +349,10 @@ export function subscriptionStatus(input: StatusInput): SubscriptionStatus {
   else delete status.heldBack;
   let history = [...guarded.history];
   // The target before this resolution first: it may have Succeeded as the next upgrade was found.
-  for (const name of new Set([previous?.currentCSV, target])) {
+  // While a rollback is under way, the version it reinstates is recorded by the rollback, as
+  // RolledBack, once it is back: its CSV succeeding before that is not a new install.
+  const rollingBackNow = guarded.rollback?.phase === RollbackPhase.RollingBack;
+  for (const name of rollingBackNow ? [] : new Set([previous?.currentCSV, target])) {
     const csv = name ? csvs.get(name) : undefined;
     if (!name || csv?.status?.phase !== CSVPhase.Succeeded || history[0]?.csv === name) continue;
     history = pushHistory(history, {

@@ -6,9 +6,6 @@
  * on the real control plane, with the sample operator (its API in a group of each test's own) and
  * once with a real operator from the corpus (BOSUN_CORPUS_DIR).
  */
-import { execFile } from 'node:child_process';
-import { tmpdir } from 'node:os';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import type { KubeObject } from '../../../src/apis/meta.js';
 import type {
@@ -21,7 +18,7 @@ import { Builtin } from '../../../src/kube/resources.js';
 import { DefaultGlobalNamespace } from '../../../src/manager/defaults.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
 import { planPackages, subscribe } from '../../support/corpus-install.js';
-import { type GoProgram, goProgram } from '../../support/go-tool.js';
+import { kubectlOperatorBinary, KubectlOperatorVersion } from '../../support/kubectl-operator.js';
 import { eventually, freshNamespace } from '../support.js';
 import {
   approvePlan,
@@ -56,6 +53,8 @@ afterAll(async () => {
   await manager?.stop();
 });
 
+/** The Operator resource as kubectl names it without ambiguity. */
+const OperatorsResource = 'operators.operators.coreos.com';
 const ComponentLabelPrefix = 'operators.coreos.com/';
 
 /** A namespace serving the sample operator's catalog (API group `group`), with an OperatorGroup. */
@@ -105,7 +104,9 @@ describe('the Operator of an installed operator', () => {
       installedKinds.every((k) => kindsOf(refs).includes(k)),
     );
 
-    const table = await kubectl(['get', 'operators']);
+    // Fully qualified: other tests of the run leave CRDs whose plural is also `operators` (the OLM
+    // CRDs of the parity test, in another group), which kubectl's discovery cache may still name.
+    const table = await kubectl(['get', OperatorsResource]);
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toMatch(new RegExp(`^${name.replaceAll('.', '\\.')}\\s`, 'm'));
 
@@ -197,7 +198,7 @@ describe('the Operator of an installed operator', () => {
     );
 
     // Deleted while the CRD is left, it is made again.
-    const deleted = await kubectl(['delete', 'operator', name]);
+    const deleted = await kubectl(['delete', OperatorsResource, name]);
     expect(deleted.code, deleted.stderr).toBe(0);
     const back = await eventually('the Operator back', async () => {
       const op = await getOperator(name);
@@ -209,7 +210,7 @@ describe('the Operator of an installed operator', () => {
     await remove(Builtin.CustomResourceDefinition, '', crdName(group));
     await operatorWhere(name, 'no refs', (r) => r.length === 0);
     expect(back.status?.components?.labelSelector).toBeDefined();
-    expect((await kubectl(['delete', 'operator', name])).code).toBe(0);
+    expect((await kubectl(['delete', OperatorsResource, name])).code).toBe(0);
     await eventually('the Operator gone', async () => ((await getOperator(name)) ? undefined : true));
     await manager.idle();
     expect(await getOperator(name)).toBeUndefined();
@@ -226,7 +227,7 @@ describe('the Operator of an installed operator', () => {
     );
     await manager.stop();
     try {
-      expect((await kubectl(['delete', 'operator', name])).code).toBe(0);
+      expect((await kubectl(['delete', OperatorsResource, name])).code).toBe(0);
       // Its InstallPlans go with it, by the garbage collector: no Bosun needed.
       await remove(Resources.Subscription, ns, 'bosun-sample');
       await eventually('the InstallPlans gone', async () =>
@@ -271,7 +272,7 @@ describe('the Operator of an installed operator', () => {
     await remove(Resources.Subscription, ns, 'mine');
     await operatorWhere(name, 'nothing listed', (r) => r.length === 0);
     // Nothing left: deleted, it stays deleted.
-    expect((await kubectl(['delete', 'operator', name])).code).toBe(0);
+    expect((await kubectl(['delete', OperatorsResource, name])).code).toBe(0);
     await eventually('the Operator gone', async () => ((await getOperator(name)) ? undefined : true));
     await manager.idle();
     expect(await getOperator(name)).toBeUndefined();
@@ -280,39 +281,10 @@ describe('the Operator of an installed operator', () => {
 
 // ---- the kubectl operator plugin ----
 
-const pluginModule = 'github.com/operator-framework/kubectl-operator';
-const pluginVersion = 'v0.6.0';
-
-/** kubectl-operator v0.6.0 built from its Go module (cached like the other Go tools), or why not. */
-async function kubectlOperator(): Promise<GoProgram> {
-  let dir: string;
-  try {
-    const { stdout } = await promisify(execFile)(
-      'go',
-      ['mod', 'download', '-json', `${pluginModule}@${pluginVersion}`],
-      {
-        cwd: tmpdir(),
-        env: { ...process.env, GOWORK: 'off', GOFLAGS: '-mod=mod' },
-        timeout: 300_000,
-      },
-    );
-    dir = (JSON.parse(stdout) as { Dir?: string }).Dir ?? '';
-  } catch (err) {
-    return { ok: false, why: `cannot fetch ${pluginModule}@${pluginVersion}: ${(err as Error).message}` };
-  }
-  if (!dir) return { ok: false, why: `go mod download did not say where ${pluginModule} is` };
-  return goProgram(dir, {
-    name: `kubectl-operator-${pluginVersion}`,
-    kind: 'tools',
-    log: (l) => process.stderr.write(`[kubectl-operator] ${l}\n`),
-    expected: 'a few minutes on two cores',
-  });
-}
-
-const plugin = await kubectlOperator();
+const plugin = await kubectlOperatorBinary();
 if (!plugin.ok) console.warn(`skipping the kubectl operator plugin test: ${plugin.why}`);
 
-describe.skipIf(!plugin.ok)(`kubectl operator (${pluginModule}@${pluginVersion})`, () => {
+describe.skipIf(!plugin.ok)(`kubectl operator ${KubectlOperatorVersion}`, () => {
   it('uninstall --delete-all removes the operator, its custom resources and CRD, and its Operator, which stays gone', async () => {
     const group = uniqueGroup();
     const ns = await sampleNamespace('opplug', group);
