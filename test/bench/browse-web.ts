@@ -13,16 +13,10 @@
 import type { Browser } from 'playwright-core';
 import { launchBrowser } from '../support/browser.js';
 import type { Emit } from './run.js';
+import { median, quantile, round } from './support.js';
 
 const Loads = 7;
 const Typed = ['etcd', 'prometheus', 'database', 'kafka', 'cert manager', 'operator'];
-
-const median = (xs: number[]) => quantile(xs, 0.5);
-function quantile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
-}
-const round = (ms: number) => Math.round(ms * 10) / 10;
 
 export async function webFigures(emit: Emit, baseUrl: string): Promise<void> {
   const base = baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`;

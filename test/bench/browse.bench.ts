@@ -28,7 +28,10 @@ import {
   benchCluster,
   coreResource as core,
   importedCorpus,
+  median,
   mib,
+  quantile,
+  round,
   rssBytes,
   runManager,
   serveText,
@@ -52,13 +55,6 @@ async function heapOf(metricsUrl: string): Promise<Record<string, number>> {
     external_mib: mib(value('nodejs_external_memory_bytes')),
   };
 }
-
-const median = (xs: number[]) => quantile(xs, 0.5);
-function quantile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
-}
-const round = (ms: number) => Math.round(ms * 10) / 10;
 
 async function freePort(): Promise<number> {
   const server = createServer();

@@ -165,3 +165,12 @@ export async function importedCorpus(dir: string) {
     .join('\n');
   return { ...imported, text };
 }
+
+/** The `q` quantile of `xs` (nearest rank, of a sorted copy); NaN for none. */
+export function quantile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN;
+}
+export const median = (xs: readonly number[]): number => quantile(xs, 0.5);
+/** Milliseconds to one decimal, as figures report them. */
+export const round = (ms: number): number => Math.round(ms * 10) / 10;
