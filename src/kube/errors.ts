@@ -133,6 +133,19 @@ export const isGone = (err: unknown): boolean =>
   hasReason(err, StatusReason.Gone, StatusReason.Expired) || parseApiError(err)?.code === 410;
 
 /**
+ * The API server refused to create something because its namespace is being deleted. Nothing
+ * written there can succeed again, and the namespace's deletion removes the object being
+ * reconciled too, which brings its own event.
+ */
+export function isNamespaceTerminating(err: unknown): boolean {
+  const parsed = parseApiError(err);
+  return (
+    parsed?.reason === StatusReason.Forbidden &&
+    (parsed.causes ?? []).some((c) => c.reason === 'NamespaceTerminating')
+  );
+}
+
+/**
  * A refusal that retrying cannot fix: a bad request, a forbidden or invalid object, or an object
  * that does not fit its schema. Server-side apply reports the last as a 500 ("field not declared
  * in schema") rather than a 422, so the message decides there.

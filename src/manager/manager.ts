@@ -25,10 +25,10 @@ import { objectKey, splitKey } from '../kube/cache.js';
 import { systemClock, type Clock } from '../kube/clock.js';
 import { connectToCluster } from '../kube/config.js';
 import { installCrds } from '../kube/crds.js';
-import { isNotFound } from '../kube/errors.js';
+import { isNamespaceTerminating, isNotFound, parseApiError } from '../kube/errors.js';
 import { EventRecorder } from '../kube/events.js';
 import { createInformer, type Informer } from '../kube/informer.js';
-import { type Outcome, WorkQueue } from '../kube/workqueue.js';
+import { type Outcome, type Reconcile, WorkQueue } from '../kube/workqueue.js';
 import { Builtin } from '../kube/resources.js';
 import { managedSelector } from '../install/ownership.js';
 import { SchemaSource } from '../kube/schemas.js';
@@ -232,7 +232,10 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
       const queue = new WorkQueue({
         clock,
         concurrency: opts.concurrency ?? 4,
-        reconcile: (key) => reconcileLog.run(reconcileLogger(log, controller, key), () => reconcile(key)),
+        reconcile: (key) =>
+          reconcileLog.run(reconcileLogger(log, controller, key), () =>
+            dropInTerminatingNamespace(reconcile, key, ctx.log),
+          ),
         onOutcome: (o) => reportOutcome(log, metrics, controller, o),
       });
       const unwatch = controller.watch(scoped, (key) => queue.add(key));
@@ -329,6 +332,25 @@ function reconcileLogger(log: Logger, controller: Controller, key: string): Logg
     ...where,
     reconcileID: randomUUID(),
   });
+}
+
+/**
+ * A reconcile refused because its namespace is being deleted is not retried: every retry would be
+ * refused the same way until the namespace's deletion removes the object, which is an event of
+ * its own.
+ */
+async function dropInTerminatingNamespace(
+  reconcile: Reconcile,
+  key: string,
+  log: Logger,
+): ReturnType<Reconcile> {
+  try {
+    return await reconcile(key);
+  } catch (err) {
+    if (!isNamespaceTerminating(err)) throw err;
+    log.debug({ err: parseApiError(err)?.message }, 'namespace is being deleted, not retrying');
+    return undefined;
+  }
 }
 
 function reportOutcome(

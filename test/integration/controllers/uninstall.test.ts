@@ -169,6 +169,7 @@ describe('uninstall', () => {
       path: collectionPath(Resources.InstallPlan, ns),
     });
     expect(plans.items.length).toBe(1);
-    expect(h.errors).toEqual([]);
+    // Other test files share the control plane: only this install's objects count here.
+    expect(h.errors.filter((e) => e.key.startsWith(`${ns}/`))).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@ import {
   isAlreadyExists,
   isConflict,
   isGone,
+  isNamespaceTerminating,
   isNotFound,
   isPermanentRejection,
   parseApiError,
@@ -129,6 +130,26 @@ describe('parseApiError', () => {
     expect([isAlreadyExists(exists), isConflict(exists)]).toEqual([true, false]);
     expect([isConflict(conflict), isAlreadyExists(conflict)]).toEqual([true, false]);
     expect(isGone(new ApiException(410, 'x', '', {}))).toBe(true);
+  });
+});
+
+describe('isNamespaceTerminating', () => {
+  it('is the Forbidden whose cause is NamespaceTerminating, not any Forbidden', () => {
+    const terminating = new ApiException(
+      403,
+      'x',
+      status(
+        403,
+        'Forbidden',
+        'unable to create new content in namespace ns because it is being terminated',
+        {
+          details: { causes: [{ reason: 'NamespaceTerminating', field: 'metadata.namespace' }] },
+        },
+      ),
+      {},
+    );
+    const rbac = new ApiException(403, 'x', status(403, 'Forbidden', 'cannot create'), {});
+    expect([isNamespaceTerminating(terminating), isNamespaceTerminating(rbac)]).toEqual([true, false]);
   });
 });
 
