@@ -14,7 +14,8 @@
  *   (browse-web.ts).
  * - browse.manager_rss_mib: the manager's resident memory with the corpus catalog projected,
  *   after the figures above, and after a soak of BOSUN_BROWSE_SOAK_S seconds (default 60) of a
- *   list every second with a watch open (the rise in the inputs).
+ *   list every second with a watch open and the web catalog's index polled every 3 s, as an open
+ *   page polls it (the rise in the inputs).
  */
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -268,12 +269,16 @@ export default async function browse(emit: Emit): Promise<void> {
       .catch(() => undefined);
     let errors = 0;
     let lists = 0;
+    // An open web catalog page too: it polls the index every 3 s with the ETag it last had.
+    const page = { polls: 0, unchanged: 0, etag: '' };
     const end = Date.now() + soakS * 1000;
-    while (Date.now() < end) {
+    for (let tick = 0; Date.now() < end; tick++) {
       await cluster.client.request({ path: listPath, accept: TableAccept }).then(
         () => lists++,
         () => errors++,
       );
+      if (tick % 3 === 0)
+        await pollIndex(`http://127.0.0.1:${webPort}/api/index`, page).catch(() => errors++);
       await sleep(1000);
     }
     abort.abort();
@@ -288,6 +293,8 @@ export default async function browse(emit: Emit): Promise<void> {
         ...(await heapOf(`http://127.0.0.1:${webPort}/metrics`)),
         soak_s: soakS,
         lists,
+        web_polls: page.polls,
+        web_polls_unchanged: page.unchanged,
         errors,
         watch_events: events,
         rss_before_mib: mib(rss),
@@ -299,4 +306,17 @@ export default async function browse(emit: Emit): Promise<void> {
     await served.close();
     await cluster.close();
   }
+}
+
+/** One poll of the web catalog's index, as the page makes it: with the ETag of the last answer. */
+async function pollIndex(
+  url: string,
+  page: { polls: number; unchanged: number; etag: string },
+): Promise<void> {
+  const res = await fetch(url, { headers: page.etag ? { 'If-None-Match': page.etag } : {} });
+  await res.arrayBuffer();
+  if (res.status !== 200 && res.status !== 304) throw new Error(`${url}: HTTP ${res.status}`);
+  page.polls++;
+  if (res.status === 304) page.unchanged++;
+  page.etag = res.headers.get('etag') ?? page.etag;
 }
