@@ -13,6 +13,7 @@ import { type ClusterState, down, up } from '../../src/cluster/controlplane.js';
 import { collectionPath, KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
 import { isAlreadyExists } from '../../src/kube/errors.js';
+import { ManagerAllocatorEnv } from '../../src/manager/defaults.js';
 
 export { serveText } from '../support/serve.js';
 
@@ -115,8 +116,10 @@ export const coreResource = (plural: string) => ({
 
 /**
  * `bosun operator run` as a child process, compiled as users run it (built first, so it is
- * current). BOSUN_BENCH_MANAGER_NODE_OPTIONS adds options for its node, e.g. `--cpu-prof` to
- * profile it (options node refuses in NODE_OPTIONS).
+ * current), with the allocator setting `npm start` gives it (ManagerAllocatorEnv;
+ * BOSUN_BENCH_MALLOC=default leaves glibc's defaults, for comparison).
+ * BOSUN_BENCH_MANAGER_NODE_OPTIONS adds options for its node, e.g. `--cpu-prof` to profile it
+ * (options node refuses in NODE_OPTIONS).
  */
 export function runManager(
   kubeconfig: string,
@@ -145,8 +148,46 @@ export function runManager(
       'json',
       ...extraArgs,
     ],
-    { cwd: repo, stdio: ['ignore', 'ignore', 'inherit'] },
+    {
+      cwd: repo,
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, ...(process.env.BOSUN_BENCH_MALLOC === 'default' ? {} : ManagerAllocatorEnv) },
+    },
   );
+}
+
+/** How the manager's allocator was set, for a figure's inputs. */
+export const managerAllocator = () =>
+  process.env.BOSUN_BENCH_MALLOC === 'default'
+    ? 'glibc defaults'
+    : Object.entries(ManagerAllocatorEnv)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ');
+
+/**
+ * A process's resident memory once it has settled: V8 gives back the heap a burst of requests
+ * grew only when its memory reducer runs, up to a minute after the burst, so a figure read at
+ * once measures garbage, and so can one read after a few quiet seconds. Sampled every 5 s until
+ * a minute of samples lie within 1 MiB of each other, or for at most `maxMs`. Returns the last
+ * sample, the first, and how long it took.
+ */
+export async function settledRss(
+  pid: number,
+  maxMs = 240_000,
+): Promise<{ bytes: number; first: number; waitedS: number }> {
+  const started = Date.now();
+  const window = 13; // a minute of samples, 5 s apart
+  const samples = [await rssBytes(pid)];
+  const steady = () => {
+    if (samples.length < window) return false;
+    const last = samples.slice(-window);
+    return Math.max(...last) - Math.min(...last) <= 2 ** 20;
+  };
+  while (!steady() && Date.now() - started < maxMs) {
+    await sleep(5000);
+    samples.push(await rssBytes(pid));
+  }
+  return { bytes: samples.at(-1)!, first: samples[0]!, waitedS: Math.round((Date.now() - started) / 1000) };
 }
 
 export async function stopProcess(child: ChildProcess): Promise<void> {
