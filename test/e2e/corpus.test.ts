@@ -56,6 +56,8 @@ describe.skipIf(!corpus)('the web catalog with the OperatorHub corpus', () => {
         expect(index.length).toBeGreaterThan(config.packages.length - 3);
 
         const { page, problems, close } = await checkedPage(browser, base);
+        const requested = new Set<string>();
+        page.on('request', (r) => requested.add(r.url()));
         try {
           await openCatalog(page, `${base}#/?catalog=${encodeURIComponent(catalog)}`);
           await expect.poll(() => page.locator('a.card').count()).toBe(index.length);
@@ -98,6 +100,11 @@ describe.skipIf(!corpus)('the web catalog with the OperatorHub corpus', () => {
           // Every icon the grid shows decodes as an image in the browser.
           const icons = index.flatMap((p) => (p.icon ? [p.icon] : []));
           expect(icons.length).toBeGreaterThan(index.length / 2);
+
+          // Once the grid is up, the page fetches every icon in idle time (cards far down the grid
+          // included), so that a search finds them parsed.
+          await page.waitForSelector('body[data-icons-ready="true"]', { timeout: 120_000 });
+          expect(icons.map((u) => new URL(u, base).href).filter((u) => !requested.has(u))).toEqual([]);
           const broken = await page.evaluate<string[]>(
             `Promise.all(${JSON.stringify(icons)}.map((u) => new Promise((done) => {
              const img = new Image();

@@ -3,7 +3,7 @@
 // description the server rendered and sanitised (src/web/markdown.ts). Routes live in the URL's
 // fragment (`#/?q=…`, `#/package/<catalog>/<name>`), so the server serves one page and a search
 // or a package can be bookmarked and shared.
-/* global document, window, location, history, navigator, fetch, setInterval, setTimeout, clearTimeout, performance, HTMLInputElement, HTMLTextAreaElement, HTMLSelectElement, URLSearchParams */
+/* global document, window, location, history, navigator, fetch, setInterval, setTimeout, clearTimeout, performance, HTMLInputElement, HTMLTextAreaElement, HTMLSelectElement, URLSearchParams, Image, requestIdleCallback */
 /** @import { IndexView, PackageSummary, PackageDetail, ChannelView, InstallView } from './api.js' */
 /** @import { Query, Facet as FacetName } from './search.js' */
 /** @import { Approval as ApprovalName } from './snippet.js' */
@@ -1072,9 +1072,40 @@ document.addEventListener('keydown', (e) => {
   }
 });
 
+// ---- icons ----
+
+/**
+ * Icons come from the catalogs, some as SVG of a few hundred KB, and the browser parses an SVG on
+ * the main thread when its download ends: cards scrolled into view by a search paid for that on
+ * the keystroke. Once the first view is up, the page downloads every icon itself, one at a time in
+ * idle time, so a search finds them parsed. The images are kept, so the browser keeps them too.
+ * @type {HTMLImageElement[]}
+ */
+const warmedIcons = [];
+
+async function warmIcons() {
+  const urls = new Set((state.index?.packages ?? []).map((p) => p.icon).filter((u) => u !== undefined));
+  for (const url of urls) {
+    await idle();
+    const img = new Image();
+    img.src = url;
+    // A broken icon is the card's problem, not this loop's.
+    await img.decode().catch(() => undefined);
+    warmedIcons.push(img);
+  }
+  document.body.dataset.iconsReady = 'true';
+  performance.mark('bosun:icons-ready');
+}
+
+/** @returns {Promise<void>} */
+function idle() {
+  return new Promise((resolve) => requestIdleCallback(() => resolve(), { timeout: 1000 }));
+}
+
 window.addEventListener('hashchange', () => void route());
 setInterval(() => void poll(), PollMs);
 await route();
 document.body.dataset.ready = 'true';
 // For the benchmarks: the time from navigation to a usable first view.
 performance.mark('bosun:ready');
+void warmIcons();
