@@ -151,18 +151,20 @@ export function runManager(
     {
       cwd: repo,
       stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, ...(process.env.BOSUN_BENCH_MALLOC === 'default' ? {} : ManagerAllocatorEnv) },
+      env: { ...process.env, ...benchAllocatorEnv() },
     },
   );
 }
 
+/** The allocator variables the benchmarks give the manager: npm start's, unless BOSUN_BENCH_MALLOC=default. */
+const benchAllocatorEnv = (): Record<string, string> =>
+  process.env.BOSUN_BENCH_MALLOC === 'default' ? {} : ManagerAllocatorEnv;
+
 /** How the manager's allocator was set, for a figure's inputs. */
 export const managerAllocator = () =>
-  process.env.BOSUN_BENCH_MALLOC === 'default'
-    ? 'glibc defaults'
-    : Object.entries(ManagerAllocatorEnv)
-        .map(([k, v]) => `${k}=${v}`)
-        .join(' ');
+  Object.entries(benchAllocatorEnv())
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ') || 'glibc defaults';
 
 /**
  * A process's resident memory once it has settled: V8 gives back the heap a burst of requests
