@@ -9,6 +9,7 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts'],
           // Property tests start from a fixed seed unless exploring (test/support/properties.ts).
           setupFiles: ['test/support/fast-check-setup.ts'],
+          globalSetup: ['test/support/runtime-setup.ts'],
           testTimeout: 60_000,
         },
       },
@@ -18,7 +19,7 @@ export default defineConfig({
           // The web catalog's browser tests (test/e2e) run here too: they need the same control plane.
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
           // One control plane for the whole run, started (and built on first use) here.
-          globalSetup: ['test/integration/global-setup.ts'],
+          globalSetup: ['test/support/runtime-setup.ts', 'test/integration/global-setup.ts'],
           // Files run one after another: each may run its own Bosun manager, and two managers
           // reconciling the same cluster at once would fight over the same objects.
           fileParallelism: false,

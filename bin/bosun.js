@@ -1,5 +1,13 @@
 #!/usr/bin/env node
 // The `bosun` command runs from the JavaScript that `npm ci` compiles (the `prepare` script).
-import { main } from '../dist/cli/main.js';
-
+// An older Node would fail later with an obscure error in a dependency; say what is needed instead.
+const major = Number(process.versions.node.split('.')[0]);
+if (major < 24) {
+  process.stderr.write(
+    `error: Bosun needs Node.js 24 or newer; ${process.execPath} is Node.js ${process.version}.\n` +
+      'In a clone, run it through npm (npm start, npx bosun), which uses the Node that npm ci installed.\n',
+  );
+  process.exit(1);
+}
+const { main } = await import('../dist/cli/main.js');
 process.exitCode = await main(process.argv.slice(2));

@@ -14,7 +14,9 @@ import type {
   ResolutionInput,
   SubscriptionInput,
 } from '../../../resolver/index.js';
+import { type ParsedDoc, parseYamlStream } from '../../../bundle/yaml.js';
 import { UsageError, UserError } from '../../../util/errors.js';
+import { isRecord } from '../../../util/record.js';
 import { formatProblem } from '../../../util/result.js';
 
 export interface InputFlags {
@@ -104,20 +106,21 @@ interface ReadSubscription {
   sub: SubscriptionInput;
 }
 
-/** The `yaml` library (its line-numbered errors suit hand-written inputs), loaded only for `resolve`. */
-const yamlLibrary = () => import('yaml');
+/** The documents of a YAML (or JSON) file, read with the codec every catalog and manifest is read with. */
+async function readDocuments(file: string): Promise<ParsedDoc[]> {
+  const parsed = parseYamlStream(await readText(file), file);
+  if (!parsed.ok) throw new UserError(formatProblem(parsed.problem));
+  return parsed.docs;
+}
 
 /** Every Subscription document in a YAML file; any other kind of document is an error. */
 async function readSubscriptions(file: string): Promise<ReadSubscription[]> {
-  const { parseAllDocuments } = await yamlLibrary();
-  const docs = parseAllDocuments(await readText(file));
+  const docs = await readDocuments(file);
   const out: ReadSubscription[] = [];
-  for (const [i, doc] of (Array.isArray(docs) ? docs : [docs]).entries()) {
-    const where = docs.length > 1 ? `${file} (document ${i + 1})` : file;
-    if (doc.errors.length)
-      throw new UserError(`${where}: not valid YAML: ${doc.errors[0]!.message.split('\n')[0]}`);
-    const obj = doc.toJS() as Record<string, unknown> | null;
-    if (obj === null) continue;
+  for (const doc of docs) {
+    const where = docs.length > 1 || doc.index > 0 ? `${file} (document ${doc.index + 1})` : file;
+    if (!isRecord(doc.value)) throw new UserError(`${where}: expected a Subscription object`);
+    const obj = doc.value;
     if (obj.kind !== 'Subscription') {
       throw new UserError(`${where}: kind: is ${JSON.stringify(obj.kind)}, expected Subscription`);
     }
@@ -176,15 +179,7 @@ function referencedNamespace(subs: ReadSubscription[], name: string): string | u
  * package, version and properties.
  */
 async function readInstalled(file: string, catalogs: Catalog[]): Promise<InstalledOperator[]> {
-  const { parseAllDocuments } = await yamlLibrary();
-  const doc = parseAllDocuments(await readText(file));
-  const first = Array.isArray(doc) ? doc[0] : doc;
-  if (!first || first.errors.length) {
-    throw new UserError(
-      `${file}: not valid YAML${first?.errors[0] ? `: ${first.errors[0].message.split('\n')[0]}` : ''}`,
-    );
-  }
-  const list = first.toJS() as unknown;
+  const list = (await readDocuments(file))[0]?.value;
   if (list === null || list === undefined) return [];
   if (!Array.isArray(list)) throw new UserError(`${file}: expected a list of {name, catalog}`);
   return list.map((item, i) => {
