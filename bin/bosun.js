@@ -9,5 +9,8 @@ if (major < 24) {
   );
   process.exit(1);
 }
+// The manager restarts itself once with its allocator setting, before anything else is loaded.
+const { tuneAllocator } = await import('../dist/cli/allocator.js');
+tuneAllocator(process.argv.slice(2));
 const { main } = await import('../dist/cli/main.js');
 process.exitCode = await main(process.argv.slice(2));

@@ -2,7 +2,6 @@
  * The cluster a command talks to: the kubeconfig of `--kubeconfig` (or KUBECONFIG, ~/.kube/config,
  * in-cluster), a client for the command's run, and the API server's refusals said as user errors.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeConfig } from '../kube/config.js';
 import { formatApiError, parseApiError } from '../kube/errors.js';
@@ -12,12 +11,12 @@ import { type CommandContext, str, type Values } from './command.js';
 export async function withClusterClient<T>(
   values: Values,
   ctx: CommandContext,
-  run: (client: KubeClient, kubeConfig: KubeConfig) => Promise<T>,
+  run: (client: KubeClient) => Promise<T>,
 ): Promise<T> {
-  const { kubeConfig } = loadKubeConfig({ path: str(values, 'kubeconfig'), env: ctx.env });
-  const client = new KubeClient(kubeConfig);
+  const { access } = loadKubeConfig({ path: str(values, 'kubeconfig'), env: ctx.env });
+  const client = new KubeClient(access);
   try {
-    return await run(client, kubeConfig);
+    return await run(client);
   } catch (err) {
     const api = parseApiError(err);
     if (api) throw new UserError(`the API server refused: ${formatApiError(api)}`);

@@ -7,14 +7,16 @@
  * drops what the model does not know. For a CustomResourceDefinition that silently loses
  * `x-kubernetes-preserve-unknown-fields` and `x-kubernetes-int-or-string` (the model spells them
  * with underscores), and for a Deployment any field newer than the client. So the apply patch is
- * sent as the JSON it is, through KubeClient; client-node still supplies discovery (which
- * resource serves a kind, and whether it is namespaced) and the content type.
+ * sent as the JSON it is, through KubeClient, to the resource discovery names for its kind.
  */
-import { type KubeConfig, KubernetesObjectApi, PatchStrategy } from '@kubernetes/client-node';
 import type { KubeObject, ObjectMeta } from '../apis/meta.js';
 import type { KubeClient } from './client.js';
+import { isNotFound } from './errors.js';
 
 export const FieldManager = 'bosun';
+
+/** The content type of a server-side apply patch. */
+export const ApplyPatchContentType = 'application/apply-patch+yaml';
 
 /** Metadata the API server sets; sent back in an apply it would make the apply conditional or fail. */
 const serverSetMetadata: (keyof ObjectMeta)[] = [
@@ -47,10 +49,37 @@ export function applyPatchBody<T extends KubeObject>(
   return body;
 }
 
-/** client-node's discovery (which resource serves a kind), cached per group/version. */
-class Discovery extends KubernetesObjectApi {
-  lookup(apiVersion: string, kind: string) {
-    return this.resource(apiVersion, kind);
+interface APIResource {
+  name: string;
+  kind: string;
+  namespaced: boolean;
+}
+
+/**
+ * Which resource serves a kind, and whether it is namespaced: the API server's discovery document
+ * of the group/version, cached, and asked again when a kind is missing from it (a CRD installed
+ * since), as kubectl's discovery cache does.
+ */
+export class Discovery {
+  private readonly cache = new Map<string, APIResource[]>();
+
+  constructor(private readonly client: KubeClient) {}
+
+  async lookup(apiVersion: string, kind: string): Promise<APIResource | undefined> {
+    const find = (list: APIResource[] | undefined) =>
+      list?.find((r) => r.kind === kind && !r.name.includes('/'));
+    const cached = find(this.cache.get(apiVersion));
+    if (cached) return cached;
+    const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    let list: APIResource[];
+    try {
+      list = (await this.client.request<{ resources?: APIResource[] }>({ path })).resources ?? [];
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+    this.cache.set(apiVersion, list);
+    return find(list);
   }
 }
 
@@ -58,11 +87,10 @@ export class Applier {
   private readonly discovery: Discovery;
 
   constructor(
-    kubeConfig: KubeConfig,
     private readonly client: KubeClient,
     private readonly fieldManager: string = FieldManager,
   ) {
-    this.discovery = kubeConfig.makeApiClient(Discovery);
+    this.discovery = new Discovery(client);
   }
 
   /**
@@ -117,7 +145,7 @@ export class Applier {
       path,
       query: { fieldManager: this.fieldManager, force: true, ...extra },
       body,
-      contentType: PatchStrategy.ServerSideApply,
+      contentType: ApplyPatchContentType,
     });
   }
 }

@@ -1,18 +1,16 @@
 /**
- * Plain-JSON requests to the API server, authenticated from a KubeConfig.
+ * Plain-JSON requests to the API server, authenticated as a ClusterAccess says (access.ts).
  *
- * @kubernetes/client-node's typed clients (and KubernetesObjectApi's read/list) pass every
- * object through model classes: timestamps become `Date`s and fields a model does not know are
- * dropped. Informers, status writes and events need objects exactly as the API server sent them,
- * so they go through here: client-node supplies the credentials and TLS material (including exec
- * and OIDC token refresh), this module sends the request over a keep-alive connection.
- * Failures are thrown as client-node's ApiException with the raw body, like its own clients do,
- * so src/kube/errors.ts reads both the same way.
+ * Informers, status writes, applies and events need objects exactly as the API server sent them
+ * (client-node's typed clients turn timestamps into `Date`s and drop fields their models do not
+ * know), so every request of Bosun's goes through here, over one keep-alive connection pool kept
+ * for as long as the TLS material stays the same. Failures are thrown as ApiError, with the raw
+ * body, which src/kube/errors.ts reads.
  */
 import http from 'node:http';
 import https from 'node:https';
 import { createInterface } from 'node:readline';
-import { ApiException, type KubeConfig } from '@kubernetes/client-node';
+import type { ClusterAccess } from './access.js';
 
 export type Query = Record<string, string | number | boolean | undefined>;
 
@@ -38,6 +36,19 @@ export interface RequestOptions {
 
 export const defaultRequestTimeoutMs = 30_000;
 
+/** A response of the API server outside 2xx: its status code, raw body and headers. */
+export class ApiError extends Error {
+  override name = 'ApiError';
+  constructor(
+    readonly code: number,
+    statusText: string,
+    readonly body: string,
+    readonly headers: Record<string, string>,
+  ) {
+    super(`HTTP ${code} ${statusText}`);
+  }
+}
+
 interface Connection {
   headers: http.OutgoingHttpHeaders;
   agent: http.Agent;
@@ -46,13 +57,11 @@ interface Connection {
 export class KubeClient {
   private agent: { key: string; agent: http.Agent } | undefined;
 
-  constructor(readonly kubeConfig: KubeConfig) {}
+  constructor(readonly access: ClusterAccess) {}
 
   /** The API server's base URL. */
   get server(): string {
-    const cluster = this.kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    return cluster.server.replace(/\/+$/, '');
+    return this.access.server;
   }
 
   /** Sends one request and returns the parsed JSON response. */
@@ -61,7 +70,7 @@ export class KubeClient {
     const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
     const res = await this.send({ ...opts, signal });
     const text = await readAll(res);
-    if (!isSuccess(res)) throw apiException(res, text);
+    if (!isSuccess(res)) throw apiError(res, text);
     return (text === '' ? undefined : JSON.parse(text)) as T;
   }
 
@@ -72,7 +81,7 @@ export class KubeClient {
    */
   async stream(opts: RequestOptions, onLine: (line: string) => void): Promise<void> {
     const res = await this.send(opts);
-    if (!isSuccess(res)) throw apiException(res, await readAll(res));
+    if (!isSuccess(res)) throw apiError(res, await readAll(res));
     const lines = createInterface({ input: res, crlfDelay: Number.POSITIVE_INFINITY });
     await new Promise<void>((resolve, reject) => {
       lines.on('line', (line) => {
@@ -129,41 +138,27 @@ export class KubeClient {
   }
 
   /**
-   * Credentials for the next request. client-node computes them (tokens may be refreshed) and
-   * builds a fresh agent each time; Bosun keeps one keep-alive agent for as long as the TLS
-   * material stays the same, so requests reuse connections.
+   * Credentials for the next request, which may have changed (a rotated token), and one
+   * keep-alive agent for as long as the TLS material stays the same, so requests reuse connections.
    */
   private async connection(): Promise<Connection> {
-    const opts: https.RequestOptions = {};
-    await this.kubeConfig.applyToHTTPSOptions(opts);
-    const headers = { ...(opts.headers as http.OutgoingHttpHeaders | undefined) };
-    if (opts.auth) headers.Authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
-    const given = opts.agent;
-    if (!(given instanceof http.Agent)) throw new Error('kubeconfig produced no HTTP agent');
-    if (this.kubeConfig.getCurrentCluster()?.proxyUrl) return { headers, agent: given };
+    const { headers, tls, agent: given } = await this.access.credentials();
+    if (given) return { headers, agent: given };
     const key = JSON.stringify([
       this.server,
-      opts.ca?.toString(),
-      opts.cert?.toString(),
-      opts.key?.toString(),
-      opts.rejectUnauthorized,
-      opts.servername,
+      tls.ca?.toString(),
+      tls.cert?.toString(),
+      tls.key?.toString(),
+      tls.rejectUnauthorized,
+      tls.servername,
     ]);
     if (this.agent?.key !== key) {
       this.agent?.agent.destroy();
-      const tls = {
-        ca: opts.ca,
-        cert: opts.cert,
-        key: opts.key,
-        rejectUnauthorized: opts.rejectUnauthorized,
-        servername: opts.servername,
-      };
       const agent = this.server.startsWith('http:')
         ? new http.Agent({ keepAlive: true })
         : new https.Agent({ keepAlive: true, ...tls });
       this.agent = { key, agent };
     }
-    given.destroy();
     return { headers, agent: this.agent.agent };
   }
 }
@@ -173,12 +168,12 @@ function isSuccess(res: http.IncomingMessage): boolean {
   return code >= 200 && code < 300;
 }
 
-function apiException(res: http.IncomingMessage, body: string): ApiException<string> {
+function apiError(res: http.IncomingMessage, body: string): ApiError {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(res.headers)) {
     if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
   }
-  return new ApiException(res.statusCode ?? 0, `${res.statusMessage ?? 'HTTP error'}`, body, headers);
+  return new ApiError(res.statusCode ?? 0, res.statusMessage ?? 'HTTP error', body, headers);
 }
 
 async function readAll(res: http.IncomingMessage): Promise<string> {

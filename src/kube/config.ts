@@ -8,10 +8,17 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { UserError } from '../util/errors.js';
+import { type ClusterAccess, clusterAccess } from './access.js';
 import { KubeClient } from './client.js';
 import { formatApiError, parseApiError } from './errors.js';
+import {
+  inClusterKubeconfig,
+  KubeconfigError,
+  type ResolvedKubeconfig,
+  readKubeconfigFiles,
+  serviceAccountDir,
+} from './kubeconfig.js';
 
 export interface LoadOptions {
   /** A kubeconfig file named on the command line; it wins over everything else. */
@@ -23,93 +30,61 @@ export interface LoadOptions {
 }
 
 export interface LoadedKubeConfig {
-  kubeConfig: KubeConfig;
+  /** The cluster's address and the credentials of each request. */
+  access: ClusterAccess;
+  /** The context it resolved to. */
+  config: ResolvedKubeconfig;
   /** Where it came from, for messages: a file path, or `in-cluster`. */
   source: string;
 }
 
-const defaultTokenPath = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+const defaultTokenPath = join(serviceAccountDir, 'token');
 
 const howToFix =
   'Start the local control plane with `bosun cluster up` and export the KUBECONFIG it prints, ' +
   'or pass --kubeconfig or set KUBECONFIG to a cluster you can reach.';
 
-function loadFile(kc: KubeConfig, path: string): void {
+function fromFiles(paths: string[], source: string): LoadedKubeConfig {
   try {
-    kc.loadFromFile(path);
+    const config = readKubeconfigFiles(paths);
+    return { access: clusterAccess(config), config, source };
   } catch (err) {
-    throw new UserError(`kubeconfig ${path}: ${(err as Error).message}`, 1, { cause: err });
+    if (err instanceof KubeconfigError || (err as NodeJS.ErrnoException).code !== undefined)
+      throw new UserError(`kubeconfig ${source}: ${(err as Error).message}`, 1, { cause: err });
+    throw err;
   }
-}
-
-function loadFiles(paths: string[]): KubeConfig {
-  const [first, ...rest] = paths;
-  const kc = new KubeConfig();
-  if (first !== undefined) loadFile(kc, first);
-  for (const path of rest) {
-    const more = new KubeConfig();
-    loadFile(more, path);
-    // Like kubectl, later files add clusters, users and contexts but keep the first current-context.
-    kc.mergeConfig(more, true);
-  }
-  return kc;
 }
 
 /** Loads the kubeconfig to use, or throws a UserError explaining that there is none. */
 export function loadKubeConfig(opts: LoadOptions = {}): LoadedKubeConfig {
   const env = opts.env ?? process.env;
-  let loaded: LoadedKubeConfig;
   if (opts.path !== undefined) {
     if (!existsSync(opts.path)) throw new UserError(`kubeconfig ${opts.path} does not exist. ${howToFix}`);
-    loaded = { kubeConfig: loadFiles([opts.path]), source: opts.path };
-  } else if (env.KUBECONFIG !== undefined && env.KUBECONFIG !== '') {
+    return fromFiles([opts.path], opts.path);
+  }
+  if (env.KUBECONFIG !== undefined && env.KUBECONFIG !== '') {
     const listed = env.KUBECONFIG.split(delimiter).filter((p) => p !== '');
     const present = listed.filter((p) => existsSync(p));
     if (present.length === 0) {
       throw new UserError(`KUBECONFIG names ${listed.join(', ')}, and none of them exists. ${howToFix}`);
     }
-    loaded = { kubeConfig: loadFiles(present), source: present.join(delimiter) };
-  } else {
-    const home = opts.homeDir ?? homedir();
-    const defaultPath = join(home, '.kube', 'config');
-    const tokenPath = opts.serviceAccountTokenPath ?? defaultTokenPath;
-    if (existsSync(defaultPath)) {
-      loaded = { kubeConfig: loadFiles([defaultPath]), source: defaultPath };
-    } else if (existsSync(tokenPath)) {
-      const kc = new KubeConfig();
-      kc.loadFromCluster();
-      loaded = { kubeConfig: kc, source: 'in-cluster' };
-    } else {
-      throw new UserError(
-        `No Kubernetes cluster is configured: KUBECONFIG is not set and ${defaultPath} does not exist. ${howToFix}`,
-      );
+    return fromFiles(present, present.join(delimiter));
+  }
+  const home = opts.homeDir ?? homedir();
+  const defaultPath = join(home, '.kube', 'config');
+  const tokenPath = opts.serviceAccountTokenPath ?? defaultTokenPath;
+  if (existsSync(defaultPath)) return fromFiles([defaultPath], defaultPath);
+  if (existsSync(tokenPath)) {
+    try {
+      const config = inClusterKubeconfig(tokenPath, env);
+      return { access: clusterAccess(config), config, source: 'in-cluster' };
+    } catch (err) {
+      throw new UserError(`in-cluster configuration: ${(err as Error).message}`, 1, { cause: err });
     }
   }
-  checkComplete(loaded);
-  return loaded;
-}
-
-/** A kubeconfig can parse yet name no cluster; client-node would then quietly use localhost:8080. */
-function checkComplete({ kubeConfig: kc, source }: LoadedKubeConfig): void {
-  const contextName = kc.getCurrentContext();
-  if (!contextName) {
-    throw new UserError(
-      `kubeconfig ${source} has no current-context. Run \`kubectl config use-context <name>\`.`,
-    );
-  }
-  const context = kc.getContextObject(contextName);
-  if (!context) throw new UserError(`kubeconfig ${source}: current-context ${contextName} is not defined.`);
-  const cluster = kc.getCluster(context.cluster);
-  if (!cluster?.server) {
-    throw new UserError(
-      `kubeconfig ${source}: context ${contextName} names cluster ${context.cluster}, which has no server.`,
-    );
-  }
-  if (!kc.getCurrentUser()) {
-    throw new UserError(
-      `kubeconfig ${source}: context ${contextName} names user ${context.user}, which is not defined.`,
-    );
-  }
+  throw new UserError(
+    `No Kubernetes cluster is configured: KUBECONFIG is not set and ${defaultPath} does not exist. ${howToFix}`,
+  );
 }
 
 export interface ClusterConnection extends LoadedKubeConfig {
@@ -127,7 +102,7 @@ export async function connectToCluster(
   opts: LoadOptions & { timeoutMs?: number } = {},
 ): Promise<ClusterConnection> {
   const loaded = loadKubeConfig(opts);
-  const client = new KubeClient(loaded.kubeConfig);
+  const client = new KubeClient(loaded.access);
   const server = client.server;
   try {
     const info = await client.request<{ gitVersion?: string }>({

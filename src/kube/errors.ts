@@ -1,11 +1,11 @@
 /**
- * Kubernetes API errors as values. @kubernetes/client-node's ApiException carries the response
- * body as raw text (a JSON `Status` when the API server wrote it, plain text when a proxy or
- * an unknown path answered), and watch failures carry only a status code; this turns all of
- * them into one shape so callers can ask "was it NotFound?" without parsing anything.
+ * Kubernetes API errors as values. KubeClient's ApiError carries the response body as raw text
+ * (a JSON `Status` when the API server wrote it, plain text when a proxy or an unknown path
+ * answered), and watch failures carry only a status code; this turns all of them into one shape
+ * so callers can ask "was it NotFound?" without parsing anything.
  */
-import { ApiException } from '@kubernetes/client-node';
 import { isRecord } from '../util/record.js';
+import { ApiError } from './client.js';
 
 /** The `reason` values of metav1.Status that Bosun reacts to. */
 export const StatusReason = {
@@ -96,7 +96,7 @@ function parseBody(body: unknown): unknown {
 }
 
 /**
- * The API error inside `err`: an ApiException (`code` and a raw `body`), an error from a watch
+ * The API error inside `err`: an ApiError (`code` and a raw `body`), an error from a watch
  * (`statusCode`), or a Status object. Returns undefined for errors that did not come from the
  * API server (network failures, bugs), which callers should treat as retryable I/O or rethrow.
  */
@@ -112,8 +112,8 @@ export function parseApiError(err: unknown): KubeError | undefined {
   const fromBody = fromStatus(body, code);
   if (fromBody) return { ...fromBody, code };
   const text = typeof body === 'string' ? body.trim() : '';
-  // ApiException's own message repeats the body and headers; other errors carry a status text.
-  const ownMessage = !(err instanceof ApiException) && typeof e.message === 'string' ? e.message : '';
+  // An ApiError's own message is only its status line; other errors carry a status text.
+  const ownMessage = !(err instanceof ApiError) && typeof e.message === 'string' ? e.message : '';
   const message = text !== '' ? text : ownMessage !== '' ? ownMessage : `HTTP ${code}`;
   return { code, reason: reasonByCode[code] ?? StatusReason.Unknown, message };
 }

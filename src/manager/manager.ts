@@ -140,9 +140,9 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
   const log = opts.logger ?? pino({ level: opts.logLevel ?? 'info', base: { component: 'bosun-manager' } });
   const clock = opts.clock ?? systemClock;
   const conn = await connectToCluster({ path: opts.kubeconfig, env: opts.env });
-  const { client, kubeConfig } = conn;
+  const { client } = conn;
   log.info({ server: conn.server, version: conn.version, kubeconfig: conn.source }, 'connected to cluster');
-  const applier = new Applier(kubeConfig, client);
+  const applier = new Applier(client);
   // Timers of the controller runtime are unref'd (a pending retry must not keep a CLI alive), so
   // while waiting on them alone (e.g. for CRDs to be Established) Node would exit: the running
   // manager holds the process open until it is stopped.

@@ -16,7 +16,6 @@ import { nodeName } from '../../src/cluster/layout.js';
 import { createInformer } from '../../src/kube/informer.js';
 import { applyDefaults, GlobalNamespace, OperatorsNamespace } from '../../src/cli/commands/start.js';
 import { Applier } from '../../src/kube/apply.js';
-import { loadKubeConfig } from '../../src/kube/config.js';
 import { installCorpus } from './corpus-install.bench.js';
 import type { Emit } from './run.js';
 import { benchCluster, mib, rssBytes, runManager, sleep, stopProcess, waitFor } from './support.js';
@@ -44,12 +43,8 @@ export default async function soak(emit: Emit): Promise<void> {
       installed = `corpus: ${ok} of ${run.plans.length} packages Succeeded`;
     } else {
       say('BOSUN_CORPUS_DIR is not set: soaking with the sample operator only');
-      const { kubeConfig } = loadKubeConfig({ path: cluster.kubeconfig });
       await waitFor('the CRDs', async () => {
-        await applyDefaults(
-          new Applier(kubeConfig, cluster.client),
-          new URL('../../catalogs', import.meta.url).pathname,
-        );
+        await applyDefaults(new Applier(cluster.client), new URL('../../catalogs', import.meta.url).pathname);
         return true;
       });
       await cluster.create(Resources.Subscription, OperatorsNamespace, {

@@ -77,7 +77,7 @@ export async function benchCluster(name: string): Promise<BenchCluster> {
   const env = { ...process.env, ...(stateDir ? { XDG_STATE_HOME: stateDir } : {}) };
   const state = existing ? undefined : await up({ name, env });
   const kubeconfig = existing ?? state!.kubeconfig;
-  const client = new KubeClient(loadKubeConfig({ path: kubeconfig }).kubeConfig);
+  const client = new KubeClient(loadKubeConfig({ path: kubeconfig }).access);
   return {
     kubeconfig,
     server: state?.server ?? existing!,
@@ -116,7 +116,7 @@ export const coreResource = (plural: string) => ({
 
 /**
  * `bosun operator run` as a child process, compiled as users run it (built first, so it is
- * current), with the allocator setting `npm start` gives it (ManagerAllocatorEnv;
+ * current), with the allocator setting it gives itself (src/cli/allocator.ts;
  * BOSUN_BENCH_MALLOC=default leaves glibc's defaults, for comparison).
  * BOSUN_BENCH_MANAGER_NODE_OPTIONS adds options for its node, e.g. `--cpu-prof` to profile it
  * (options node refuses in NODE_OPTIONS).
@@ -156,15 +156,17 @@ export function runManager(
   );
 }
 
-/** The allocator variables the benchmarks give the manager: npm start's, unless BOSUN_BENCH_MALLOC=default. */
+/** The manager sets its own allocator variables unless BOSUN_BENCH_MALLOC=default asks for glibc's defaults. */
 const benchAllocatorEnv = (): Record<string, string> =>
-  process.env.BOSUN_BENCH_MALLOC === 'default' ? {} : ManagerAllocatorEnv;
+  process.env.BOSUN_BENCH_MALLOC === 'default' ? { BOSUN_ALLOCATOR: 'default' } : {};
 
 /** How the manager's allocator was set, for a figure's inputs. */
 export const managerAllocator = () =>
-  Object.entries(benchAllocatorEnv())
-    .map(([k, v]) => `${k}=${v}`)
-    .join(' ') || 'glibc defaults';
+  process.env.BOSUN_BENCH_MALLOC === 'default'
+    ? 'glibc defaults'
+    : Object.entries(ManagerAllocatorEnv)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ');
 
 /**
  * A process's resident memory once it has settled: V8 gives back the heap a burst of requests

@@ -70,8 +70,8 @@ export const planCommand: Command = {
     const output = str(values, 'output') ?? 'text';
     if (output !== 'text' && output !== 'json')
       throw new UsageError(`--output: "${output}" is not text or json`);
-    return withClusterClient(values, ctx, async (client, kubeConfig) => {
-      const report = await planReport(client, new Applier(kubeConfig, client), namespace, positionals[0]!);
+    return withClusterClient(values, ctx, async (client) => {
+      const report = await planReport(client, new Applier(client), namespace, positionals[0]!);
       ctx.stdout.write(output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
       return 0;
     });

@@ -53,9 +53,9 @@ export const testCatalog: CatalogRef = { namespace: 'olm-test', name: 'testcat' 
 const crdDir = join(import.meta.dirname, '../../../deploy/crds');
 
 export function connect() {
-  const { kubeConfig } = loadKubeConfig({ path: inject('kubeconfig') });
-  const client = new KubeClient(kubeConfig);
-  return { kubeConfig, client, applier: new Applier(kubeConfig, client) };
+  const { access } = loadKubeConfig({ path: inject('kubeconfig') });
+  const client = new KubeClient(access);
+  return { client, applier: new Applier(client) };
 }
 
 /** deploy/crds, as a user would apply them (idempotent). */

@@ -10,7 +10,8 @@ import { KubeClient, collectionPath, objectPath } from '../../../src/kube/client
 import type { Controller } from '../../../src/controllers/context.js';
 import { type RunningManager, startManager } from '../../../src/manager/manager.js';
 import { isNotFound } from '../../../src/kube/errors.js';
-import { eventually, freshNamespace, kubeConfig } from '../support.js';
+import { loadKubeConfig } from '../../../src/kube/config.js';
+import { eventually, freshNamespace } from '../support.js';
 import { importOperatorsDir } from '../../../src/catalog/import.js';
 import { main } from '../../../src/cli/main.js';
 import { Builtin } from '../../../src/kube/resources.js';
@@ -18,7 +19,7 @@ import { catalogReady } from '../../support/corpus-install.js';
 import { serveText } from '../../support/serve.js';
 
 export function client(): KubeClient {
-  return new KubeClient(kubeConfig());
+  return new KubeClient(loadKubeConfig({ path: inject('kubeconfig') }).access);
 }
 
 /** A manager for this test file: CRDs installed, HTTP on a free port, logs only when BOSUN_TEST_LOG is set. */

@@ -13,9 +13,9 @@ export const crdDir = join(import.meta.dirname, '../../../deploy/crds');
 
 /** A client and applier for the run's cluster, loaded the way Bosun loads a kubeconfig. */
 export function connect() {
-  const { kubeConfig } = loadKubeConfig({ path: inject('kubeconfig') });
-  const client = new KubeClient(kubeConfig);
-  return { kubeConfig, client, applier: new Applier(kubeConfig, client) };
+  const { access } = loadKubeConfig({ path: inject('kubeconfig') });
+  const client = new KubeClient(access);
+  return { client, applier: new Applier(client) };
 }
 
 /** The CRDs exactly as a user would `kubectl apply -f deploy/crds`. */

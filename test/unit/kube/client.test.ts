@@ -1,7 +1,8 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
+import { clusterAccess } from '../../../src/kube/access.js';
 import { collectionPath, KubeClient, objectPath } from '../../../src/kube/client.js';
+import { parseKubeconfig } from '../../../src/kube/kubeconfig.js';
 
 describe('API paths', () => {
   const subscriptions = {
@@ -41,14 +42,18 @@ describe('KubeClient', () => {
     const port = await new Promise<number>((resolve) =>
       server!.listen(0, '127.0.0.1', () => resolve((server!.address() as { port: number }).port)),
     );
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'c', server: `https://127.0.0.1:${port}`, skipTLSVerify: true }],
-      users: [{ name: 'u', token: 't' }],
-      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-      currentContext: 'x',
-    });
-    const client = new KubeClient(kc);
+    const config = parseKubeconfig(
+      [
+        'clusters: [{name: c, cluster: {server: "https://127.0.0.1:' +
+          port +
+          '", insecure-skip-tls-verify: true}}]',
+        'users: [{name: u, user: {token: t}}]',
+        'contexts: [{name: x, context: {cluster: c, user: u}}]',
+        'current-context: x',
+      ].join('\n'),
+      'test',
+    );
+    const client = new KubeClient(clusterAccess(config));
     await expect(client.request({ path: '/version', timeoutMs: 200 })).rejects.toThrow(/abort|timeout/i);
     client.close();
   });

@@ -78,8 +78,8 @@ describe('loadKubeConfig', () => {
   it('loads an explicit path first', async () => {
     const path = await file('explicit', kubeconfig({ server: 'https://10.0.0.1:6443' }));
     const envPath = await file('env', kubeconfig({ server: 'https://10.0.0.2:6443' }));
-    const { kubeConfig, source } = loadKubeConfig({ ...isolated(), path, env: { KUBECONFIG: envPath } });
-    expect(kubeConfig.getCurrentCluster()?.server).toBe('https://10.0.0.1:6443');
+    const { access, source } = loadKubeConfig({ ...isolated(), path, env: { KUBECONFIG: envPath } });
+    expect(access.server).toBe('https://10.0.0.1:6443');
     expect(source).toBe(path);
   });
 
@@ -91,12 +91,13 @@ describe('loadKubeConfig', () => {
   it('uses KUBECONFIG, skipping files that do not exist and merging the rest', async () => {
     const first = await file('a', kubeconfig({ context: 'a', server: 'https://10.0.0.1:6443' }));
     const second = await file('b', kubeconfig({ context: 'b', server: 'https://10.0.0.2:6443' }));
-    const { kubeConfig } = loadKubeConfig({
+    const { config, access } = loadKubeConfig({
       ...isolated(),
       env: { KUBECONFIG: [join(dir, 'gone'), first, second].join(delimiter) },
     });
-    expect(kubeConfig.getCurrentContext()).toBe('a');
-    expect(kubeConfig.getContexts().map((c) => c.name)).toEqual(['a', 'b']);
+    expect(config.context.name).toBe('a');
+    expect(config.files).toEqual([first, second]);
+    expect(access.server).toBe('https://10.0.0.1:6443');
   });
 
   it('fails when every file KUBECONFIG names is missing', () => {
@@ -108,8 +109,8 @@ describe('loadKubeConfig', () => {
     const home = join(dir, 'home');
     await import('node:fs/promises').then((fs) => fs.mkdir(join(home, '.kube'), { recursive: true }));
     await writeFile(join(home, '.kube', 'config'), kubeconfig({ server: 'https://10.0.0.3:6443' }));
-    const { kubeConfig, source } = loadKubeConfig({ ...isolated(), homeDir: home });
-    expect(kubeConfig.getCurrentCluster()?.server).toBe('https://10.0.0.3:6443');
+    const { access, source } = loadKubeConfig({ ...isolated(), homeDir: home });
+    expect(access.server).toBe('https://10.0.0.3:6443');
     expect(source).toBe(join(home, '.kube', 'config'));
   });
 

@@ -1,4 +1,4 @@
-import { ApiException } from '@kubernetes/client-node';
+import { ApiError } from '../../../src/kube/client.js';
 import { describe, expect, it } from 'vitest';
 import {
   formatApiError,
@@ -19,7 +19,7 @@ describe('parseApiError', () => {
   it.each([
     [
       'a Status body as raw text',
-      new ApiException(
+      new ApiError(
         404,
         'Unsuccessful HTTP Request',
         status(404, 'NotFound', 'subscriptions "x" not found'),
@@ -29,7 +29,7 @@ describe('parseApiError', () => {
     ],
     [
       'a conflict on update',
-      new ApiException(
+      new ApiError(
         409,
         'Unsuccessful HTTP Request',
         status(409, 'Conflict', 'the object has been modified'),
@@ -39,17 +39,17 @@ describe('parseApiError', () => {
     ],
     [
       'a plain-text body (no Status)',
-      new ApiException(404, 'Unsuccessful HTTP Request', '404 page not found\n', {}),
+      new ApiError(404, 'Unsuccessful HTTP Request', '404 page not found\n', {}),
       { code: 404, reason: 'NotFound', message: '404 page not found' },
     ],
     [
       'an empty body',
-      new ApiException(503, 'Unsuccessful HTTP Request', '', {}),
+      new ApiError(503, 'Unsuccessful HTTP Request', '', {}),
       { code: 503, reason: 'ServiceUnavailable', message: 'HTTP 503' },
     ],
     [
       'a Status without a reason',
-      new ApiException(500, 'x', status(500, '', 'etcd is down'), {}),
+      new ApiError(500, 'x', status(500, '', 'etcd is down'), {}),
       { code: 500, reason: 'InternalError', message: 'etcd is down' },
     ],
     [
@@ -67,7 +67,7 @@ describe('parseApiError', () => {
     ],
     [
       'a code the table does not know',
-      new ApiException(418, 'x', 'teapot', {}),
+      new ApiError(418, 'x', 'teapot', {}),
       { code: 418, reason: 'Unknown', message: 'teapot' },
     ],
   ])('reads %s', (_, err, expected) => {
@@ -80,7 +80,7 @@ describe('parseApiError', () => {
         causes: [{ reason: 'FieldValueRequired', message: 'Required value', field: 'spec.source' }],
       },
     });
-    const parsed = parseApiError(new ApiException(422, 'x', body, {}))!;
+    const parsed = parseApiError(new ApiError(422, 'x', body, {}))!;
     expect(parsed.causes).toEqual([
       { reason: 'FieldValueRequired', message: 'Required value', field: 'spec.source' },
     ]);
@@ -119,9 +119,9 @@ describe('parseApiError', () => {
   });
 
   it('answers the common questions', () => {
-    const notFound = new ApiException(404, 'x', status(404, 'NotFound', 'nope'), {});
-    const exists = new ApiException(409, 'x', status(409, 'AlreadyExists', 'exists'), {});
-    const conflict = new ApiException(409, 'x', status(409, 'Conflict', 'modified'), {});
+    const notFound = new ApiError(404, 'x', status(404, 'NotFound', 'nope'), {});
+    const exists = new ApiError(409, 'x', status(409, 'AlreadyExists', 'exists'), {});
+    const conflict = new ApiError(409, 'x', status(409, 'Conflict', 'modified'), {});
     expect([isNotFound(notFound), isNotFound(exists), isNotFound(new Error('x'))]).toEqual([
       true,
       false,
@@ -129,13 +129,13 @@ describe('parseApiError', () => {
     ]);
     expect([isAlreadyExists(exists), isConflict(exists)]).toEqual([true, false]);
     expect([isConflict(conflict), isAlreadyExists(conflict)]).toEqual([true, false]);
-    expect(isGone(new ApiException(410, 'x', '', {}))).toBe(true);
+    expect(isGone(new ApiError(410, 'x', '', {}))).toBe(true);
   });
 });
 
 describe('isNamespaceTerminating', () => {
   it('is the Forbidden whose cause is NamespaceTerminating, not any Forbidden', () => {
-    const terminating = new ApiException(
+    const terminating = new ApiError(
       403,
       'x',
       status(
@@ -148,7 +148,7 @@ describe('isNamespaceTerminating', () => {
       ),
       {},
     );
-    const rbac = new ApiException(403, 'x', status(403, 'Forbidden', 'cannot create'), {});
+    const rbac = new ApiError(403, 'x', status(403, 'Forbidden', 'cannot create'), {});
     expect([isNamespaceTerminating(terminating), isNamespaceTerminating(rbac)]).toEqual([true, false]);
   });
 });

@@ -1,4 +1,4 @@
-import { ApiException } from '@kubernetes/client-node';
+import { ApiError } from '../../../src/kube/client.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../../src/apis/meta.js';
 import {
@@ -67,7 +67,7 @@ class ScriptedListerWatcher implements ListerWatcher<Obj> {
 }
 
 const gone = () =>
-  new ApiException(
+  new ApiError(
     410,
     'Gone',
     JSON.stringify({ kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' }),

@@ -1,4 +1,4 @@
-import { ApiException } from '@kubernetes/client-node';
+import { ApiError } from '../../../src/kube/client.js';
 import { describe, expect, it } from 'vitest';
 import { pruneObject } from '../../../src/install/prune.js';
 import type { RequestOptions } from '../../../src/kube/client.js';
@@ -51,7 +51,7 @@ function scripted(routes: Record<string, () => unknown>) {
         const q = new URLSearchParams(opts.query as Record<string, string>).toString();
         requests.push(q ? `${opts.path}?${q}` : opts.path);
         const route = routes[opts.path];
-        if (route === undefined) throw new ApiException(404, 'Not Found', '{"code":404}', {});
+        if (route === undefined) throw new ApiError(404, 'Not Found', '{"code":404}', {});
         return (await route()) as T;
       },
     },
@@ -172,7 +172,7 @@ describe('SchemaSource, built-in kinds', () => {
 
     const broken = scripted({
       '/openapi/v3': () => {
-        throw new ApiException(500, 'Internal Server Error', '{"code":500}', {});
+        throw new ApiError(500, 'Internal Server Error', '{"code":500}', {});
       },
     });
     const failing = new SchemaSource({ client: broken.client, crds: () => [], clock: new FakeClock() });
