@@ -157,7 +157,7 @@ export function runManager(
 }
 
 /** The manager sets its own allocator variables unless BOSUN_BENCH_MALLOC=default asks for glibc's defaults. */
-const benchAllocatorEnv = (): Record<string, string> =>
+export const benchAllocatorEnv = (): Record<string, string> =>
   process.env.BOSUN_BENCH_MALLOC === 'default' ? { BOSUN_ALLOCATOR: 'default' } : {};
 
 /** How the manager's allocator was set, for a figure's inputs. */
