@@ -13,6 +13,7 @@ import { type DeclarativeConfig, emptyConfig, Schema } from '../apis/fbc.js';
 import { isObject, parseYamlStream } from '../bundle/yaml.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { readFullySync } from '../util/fs.js';
+import { internStrings } from '../util/intern.js';
 import { runInWorkers, workerStarter } from '../util/workers.js';
 import { invalidUtf8Offset } from '../util/utf8.js';
 import { IgnoreMatcher, IndexIgnoreFile, joinRel } from './ignore.js';
@@ -108,9 +109,10 @@ export async function parseFileParts(
       startLoadWorker,
       (r) => `reading ${r.file}`,
     );
+    const interned = new Map<string, string>();
     answer!.parts.forEach((parsed, i) => {
       if (!parsed.ok) return problems.push(parsed.problem);
-      addParsedDocuments(cfg, parsed.docs, parts[i]!.name, problems);
+      addParsedDocuments(cfg, internStrings(parsed.docs, interned), parts[i]!.name, problems);
     });
     return;
   }
