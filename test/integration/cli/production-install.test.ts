@@ -184,7 +184,7 @@ describe('the offline commands from the install, on the samples', () => {
     ]);
   });
 
-  it('catalog import of package-manifest packages (in worker threads), then validate', async () => {
+  it('catalog import of package-manifest packages (in worker threads, given two cores), then validate', async () => {
     const r = ok(
       await run$('catalog', 'import', 'package-manifests/community', 'imported', '--output', 'json'),
       'import',
