@@ -16,7 +16,7 @@ import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip, gzipSync } from 'node:zlib';
+import { createGunzip, createZstdDecompress, gzipSync } from 'node:zlib';
 import type { ReadEntry } from 'tar';
 import type { Problem } from '../util/result.js';
 import { bundleTooLarge, DefaultReadLimits, fileTooLarge, type ReadLimits, readLimits } from './limits.js';
@@ -24,10 +24,16 @@ import { bundleTooLarge, DefaultReadLimits, fileTooLarge, type ReadLimits, readL
 /** Files of an archive by POSIX path relative to its root (`manifests/x.yaml`). */
 export type FileMap = Map<string, Buffer>;
 
-const GZIP_MAGIC = [0x1f, 0x8b];
+/** How a tar stream is compressed, from its first bytes: gzip, zstd (Node's zlib reads both), or not at all. */
+export type Compression = 'gzip' | 'zstd' | 'none';
 
-export function isGzip(data: Uint8Array): boolean {
-  return data.length >= 2 && data[0] === GZIP_MAGIC[0] && data[1] === GZIP_MAGIC[1];
+const magic = (data: Uint8Array, bytes: number[]) =>
+  data.length >= bytes.length && bytes.every((b, i) => data[i] === b);
+
+export function compressionOf(data: Uint8Array): Compression {
+  if (magic(data, [0x1f, 0x8b])) return 'gzip';
+  if (magic(data, [0x28, 0xb5, 0x2f, 0xfd])) return 'zstd';
+  return 'none';
 }
 
 /** Why an entry path is unsafe, or undefined when it is a plain relative path. */
@@ -59,23 +65,21 @@ export async function readArchiveFile(path: string, limits: ReadLimits = readLim
   if (size > limits.maxTotalBytes + tarOverhead(limits)) {
     return { ok: false, errors: [{ file: path, message: bundleTooLarge('the archive is already', limits) }] };
   }
-  const head = Buffer.alloc(2);
-  const handle = await open(path, 'r');
-  try {
-    await handle.read(head, 0, 2, 0);
-  } finally {
-    await handle.close();
+  const head = Buffer.alloc(4);
+  {
+    await using handle = await open(path, 'r');
+    await handle.read(head, 0, head.length, 0);
   }
-  return readArchiveStream(createReadStream(path), isGzip(head), path, limits);
+  return readArchiveStream(createReadStream(path), compressionOf(head), path, limits);
 }
 
-/** Reads the regular files of a tar (optionally gzip-compressed) held in memory. */
+/** Reads the regular files of a tar (optionally gzip- or zstd-compressed) held in memory. */
 export function readArchive(
   data: Buffer,
   file: string,
   limits: ReadLimits = DefaultReadLimits,
 ): Promise<ArchiveRead> {
-  return readArchiveStream(Readable.from([data]), isGzip(data), file, limits);
+  return readArchiveStream(Readable.from([data]), compressionOf(data), file, limits);
 }
 
 /** Bytes of a tar stream beyond its files' data: a header per entry and the end blocks. */
@@ -90,7 +94,7 @@ class PastLimit extends Error {}
  */
 async function readArchiveStream(
   source: Readable,
-  gzip: boolean,
+  compression: Compression,
   file: string,
   limits: ReadLimits,
 ): Promise<ArchiveRead> {
@@ -173,13 +177,14 @@ async function readArchiveStream(
     },
   });
   try {
-    if (gzip) await pipeline(source, createGunzip(), counter, parser);
+    if (compression === 'gzip') await pipeline(source, createGunzip(), counter, parser);
+    else if (compression === 'zstd') await pipeline(source, createZstdDecompress(), counter, parser);
     else await pipeline(source, counter, parser);
   } catch (err) {
     if (err instanceof PastLimit) {
       if (!overTotal) errors.push({ file, message: bundleTooLarge('archive inflates', limits) });
-    } else if (gzip && (err as NodeJS.ErrnoException).code?.startsWith('Z_'))
-      errors.push({ file, message: `not a valid gzip stream: ${(err as Error).message}` });
+    } else if (compression !== 'none' && (err as NodeJS.ErrnoException).code?.startsWith('Z'))
+      errors.push({ file, message: `not a valid ${compression} stream: ${(err as Error).message}` });
     else errors.push({ file, message: `invalid tar archive: ${(err as Error).message}` });
   }
   if (!sawEntry && errors.length === 0)

@@ -80,14 +80,10 @@ function globToRegex(glob: string): string {
         i = close;
       }
     } else if (c === '\\' && i + 1 < glob.length) {
-      out += escapeRegex(glob[++i]!);
-    } else out += escapeRegex(c);
+      out += RegExp.escape(glob[++i]!);
+    } else out += RegExp.escape(c);
   }
   return out;
-}
-
-function escapeRegex(c: string): string {
-  return /[.*+?^${}()|[\]\\/]/.test(c) ? `\\${c}` : c;
 }
 
 export const joinRel = (base: string, name: string): string => (base === '' ? name : posix.join(base, name));

@@ -130,16 +130,12 @@ export async function readIdentified(
   file: string,
 ): Promise<{ ok: true; bytes: Buffer; identity: FileIdentity } | { ok: false; problem: Problem }> {
   try {
-    const handle = await open(file, 'r');
-    try {
-      const st = await handle.stat();
-      const tooLarge = catalogFileTooLarge(st.size);
-      if (tooLarge) throw new Error(tooLarge);
-      const bytes = await handle.readFile();
-      return { ok: true, bytes, identity: { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs } };
-    } finally {
-      await handle.close();
-    }
+    await using handle = await open(file, 'r');
+    const st = await handle.stat();
+    const tooLarge = catalogFileTooLarge(st.size);
+    if (tooLarge) throw new Error(tooLarge);
+    const bytes = await handle.readFile();
+    return { ok: true, bytes, identity: { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs } };
   } catch (err) {
     return { ok: false, problem: { file, message: `cannot read: ${(err as Error).message}` } };
   }

@@ -136,12 +136,8 @@ export function packageSummary(
 export function safeUrl(url: string | undefined): string | undefined {
   const u = url?.trim();
   if (!u) return undefined;
-  try {
-    const parsed = new URL(u);
-    return ['http:', 'https:', 'mailto:'].includes(parsed.protocol) ? parsed.href : undefined;
-  } catch {
-    return undefined;
-  }
+  const parsed = URL.parse(u);
+  return parsed && ['http:', 'https:', 'mailto:'].includes(parsed.protocol) ? parsed.href : undefined;
 }
 
 function apiViews(list: APIDescription[] | undefined): ApiView[] {

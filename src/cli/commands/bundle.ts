@@ -23,7 +23,8 @@ const validateCommand: Command = {
     'Checks what OLM needs to install the bundle and what operator-sdk bundle validate looks for: one\n' +
     'CSV with a semver version, owned CRDs present, supported kinds only, install modes, deployments,\n' +
     'permissions and webhooks well-formed, annotations complete, objects under 1 MiB. Every problem is\n' +
-    'reported with its file, object and field; warnings do not fail. Exits 0 only when there are no errors.',
+    'reported with its file, object and field; warnings do not fail. Exits 0 only when there are no errors.\n' +
+    'An archive is a tar, plain or compressed with gzip or zstd.',
   args: { min: 1, max: 1 },
   options: { ...outputOption },
   run: async ({ values, positionals, ctx }) => {

@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync, zstdCompressSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type FileMap, packArchive, readArchive, unsafePathReason } from '../../../src/bundle/archive.js';
@@ -54,6 +54,23 @@ describe('bundle archives', () => {
     expect([...data.subarray(0, 10)]).toEqual([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 0xff]);
     expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(gunzipSync(data).subarray(257, 263).toString('latin1')).toBe('ustar\0');
+  });
+
+  it('reads a zstd-compressed tar, and stops one that inflates past the limit', async () => {
+    const tar = gunzipSync(packArchive(new Map([['metadata/x', Buffer.from('y')]])).data);
+    const read = await readArchive(zstdCompressSync(tar), 'b.tar.zst');
+    expect(read.ok && read.files.get('metadata/x')?.toString()).toBe('y');
+    const limits = { maxFileBytes: 1_000_000, maxTotalBytes: 1_000_000, maxEntries: 10 };
+    const zeros = zstdCompressSync(Buffer.alloc(3_000_000));
+    expect(await readArchive(zeros, 'z.tar.zst', limits)).toEqual({
+      ok: false,
+      errors: [{ file: 'z.tar.zst', message: expect.stringContaining('archive inflates past the limit') }],
+    });
+    const corrupt = Buffer.concat([Buffer.from([0x28, 0xb5, 0x2f, 0xfd]), Buffer.alloc(64, 7)]);
+    expect(await readArchive(corrupt, 'c.tar.zst')).toEqual({
+      ok: false,
+      errors: [{ file: 'c.tar.zst', message: expect.stringContaining('not a valid zstd stream') }],
+    });
   });
 
   it('reads an uncompressed tar too', async () => {

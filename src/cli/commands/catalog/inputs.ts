@@ -8,7 +8,7 @@ import { type Dirent, readdirSync, type Stats, statSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type DeclarativeConfig, emptyConfig } from '../../../apis/fbc.js';
-import { isGzip } from '../../../bundle/archive.js';
+import { compressionOf } from '../../../bundle/archive.js';
 import { isPackageFile } from '../../../bundle/package-manifest.js';
 import { readBundle } from '../../../bundle/read.js';
 import { bundleToDoc, type RenderOptions } from '../../../bundle/render.js';
@@ -77,16 +77,15 @@ function isDirectory(path: string, entry: Dirent): boolean {
   }
 }
 
-/** gzip magic, or a tar header's "ustar" at offset 257. */
+/** gzip or zstd magic, or a tar header's "ustar" at offset 257. */
 async function looksLikeArchive(path: string): Promise<boolean> {
-  const fh = await open(path, 'r');
-  try {
-    const buf = Buffer.alloc(263);
-    const { bytesRead } = await fh.read(buf, 0, 263, 0);
-    return isGzip(buf.subarray(0, bytesRead)) || buf.subarray(257, 262).toString('latin1') === 'ustar';
-  } finally {
-    await fh.close();
-  }
+  await using fh = await open(path, 'r');
+  const buf = Buffer.alloc(263);
+  const { bytesRead } = await fh.read(buf, 0, 263, 0);
+  return (
+    compressionOf(buf.subarray(0, bytesRead)) !== 'none' ||
+    buf.subarray(257, 262).toString('latin1') === 'ustar'
+  );
 }
 
 export interface RenderedInput {
