@@ -9,6 +9,9 @@ if (major < 24) {
   );
   process.exit(1);
 }
+// Compiled code is cached on disk (in the temporary directory), so later starts skip compiling.
+const { enableCompileCache } = await import('node:module');
+enableCompileCache();
 // The manager restarts itself once with its allocator setting, before anything else is loaded.
 const { tuneAllocator } = await import('../dist/cli/allocator.js');
 tuneAllocator(process.argv.slice(2));

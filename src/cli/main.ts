@@ -43,6 +43,12 @@ export const root: Command = {
 };
 
 function processContext(): CommandContext {
+  // A reader that goes away (`bosun catalog render | head`) wants no more output: stop quietly,
+  // as a program that gets SIGPIPE does, instead of crashing on the write that follows.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(process.exitCode ?? 0);
+  });
   return { stdout: process.stdout, stderr: process.stderr, cwd: process.cwd(), env: process.env };
 }
 

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -64,5 +64,19 @@ describe('the bosun command shell', () => {
     );
     expect(bad?.code).toBe(2);
     expect(bad?.stderr).toContain('unknown command "nope"');
+  });
+
+  it('stops quietly when the reader of its output goes away (bosun catalog render | head -1)', async () => {
+    const child = spawn(process.execPath, ['bin/bosun.js', 'catalog', 'render', 'catalogs/bosun-samples'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    // Read the first chunk, then close the pipe as `head` does.
+    await new Promise((r) => child.stdout.once('data', r));
+    child.stdout.destroy();
+    const code = await new Promise((r) => child.once('exit', r));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
   });
 });
