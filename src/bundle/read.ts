@@ -4,10 +4,11 @@
  * file, YAML syntax error, no annotations, no manifests); every such problem is collected before
  * failing.
  */
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Bundle, BundleAnnotation, type BundleManifest, type KubeManifest } from '../apis/bundle.js';
 import type { Property } from '../apis/fbc.js';
+import { readFileNoFollow } from '../util/confined-fs.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { type FileMap, readArchiveFile } from './archive.js';
 import { bundleTooLarge, fileTooLarge, type ReadLimits, readLimits } from './limits.js';
@@ -20,11 +21,14 @@ export { bundleToDoc, type RenderOptions } from './render.js';
 
 const MANIFEST_EXT = /\.(ya?ml|json)$/i;
 
-/** Reads a bundle directory or a `.tar`/`.tar.gz` archive of one. */
+/**
+ * Reads a bundle directory or a `.tar`/`.tar.gz` archive of one. The path itself may be a link
+ * (the user named it); nothing below it is read through one (see listDir).
+ */
 export async function readBundle(path: string): Promise<Result<Bundle>> {
-  let st: Awaited<ReturnType<typeof lstat>>;
+  let st: Awaited<ReturnType<typeof stat>>;
   try {
-    st = await lstat(path);
+    st = await stat(path);
   } catch (err) {
     return fail([{ file: path, message: `cannot read bundle: ${(err as Error).message}` }]);
   }
@@ -53,7 +57,8 @@ export async function readBundleFiles(
   problems.push(...sizeProblems(dir, found, limits));
   if (problems.length) return fail(problems);
   const files: FileMap = new Map();
-  await Promise.all(found.map(async (f) => files.set(f.rel, await readFile(join(dir, f.rel)))));
+  // Listed as files, not links: one put there since is not followed (ELOOP).
+  await Promise.all(found.map(async (f) => files.set(f.rel, await readFileNoFollow(join(dir, f.rel)))));
   return ok(new Map([...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
 }
 
@@ -76,8 +81,25 @@ export function sizeProblems(dir: string, found: readonly Found[], limits: ReadL
   return problems;
 }
 
-/** Lists the regular files directly under `dir/sub` as `sub/<name>` with their sizes; refuses symlinks. */
+/**
+ * Lists the regular files directly under `dir/sub` as `sub/<name>` with their sizes. Refuses
+ * symbolic links, `sub` itself being one included: a bundle is what its folder holds, and a link
+ * (to `/etc`, to a sibling file, dangling) would have a bundle read, validated and published
+ * from files outside it, or the same file twice; an archive of it could not hold the link anyway.
+ */
 async function listDir(dir: string, sub: string, found: Found[], problems: Problem[]): Promise<void> {
+  const link = await lstat(join(dir, sub)).then(
+    (st) => st.isSymbolicLink(),
+    () => false,
+  );
+  if (link) {
+    const target = await readlink(join(dir, sub)).catch(() => '?');
+    problems.push({
+      file: join(dir, sub),
+      message: `is a symbolic link (to ${target}); a bundle's ${sub}/ must be a folder inside it: put the folder itself there`,
+    });
+    return;
+  }
   let entries: import('node:fs').Dirent[];
   try {
     entries = await readdir(join(dir, sub), { withFileTypes: true });
@@ -91,9 +113,10 @@ async function listDir(dir: string, sub: string, found: Found[], problems: Probl
     entries.map(async (e) => {
       const rel = `${sub}/${e.name}`;
       if (e.isSymbolicLink()) {
+        const target = await readlink(join(dir, rel)).catch(() => '?');
         problems.push({
           file: join(dir, rel),
-          message: 'symlinks are not allowed in a bundle; copy the file instead',
+          message: `is a symbolic link (to ${target}); symlinks are not allowed in a bundle; copy the file instead`,
         });
       } else if (e.isFile()) {
         found.push({ rel, size: (await lstat(join(dir, rel))).size });

@@ -7,11 +7,12 @@
  * named `*.yaml`, `*.yml` or `*.json` are read, so a README beside the catalog does not break it.
  */
 import { closeSync, fstatSync, openSync } from 'node:fs';
-import { open, readdir, readFile } from 'node:fs/promises';
+import { open, readdir, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type DeclarativeConfig, emptyConfig, Schema } from '../apis/fbc.js';
 import { isObject, parseYamlStream } from '../bundle/yaml.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
+import { NoFollowRead, readFileNoFollow } from '../util/confined-fs.js';
 import { readFullySync } from '../util/fs.js';
 import { internStrings } from '../util/intern.js';
 import { runInWorkers, workerStarter } from '../util/workers.js';
@@ -50,7 +51,8 @@ export async function loadCatalog(dir: string): Promise<Result<DeclarativeConfig
     const file = join(dir, rel);
     let identity: FileIdentity;
     try {
-      const fd = openSync(file, 'r');
+      // Listed as a file, not a link; a link put there since is not followed (ELOOP).
+      const fd = openSync(file, NoFollowRead);
       try {
         identity = fstatSync(fd);
         const tooLarge = catalogFileTooLarge(identity.size);
@@ -281,7 +283,14 @@ function parseText(text: string, file: string): Parsed {
   return parsed.ok ? { ok: true, docs: parsed.docs.map((d) => d.value) } : parsed;
 }
 
-/** Catalog files relative to `dir`, sorted, without ignored ones. */
+/**
+ * Catalog files relative to `dir`, sorted, without ignored ones. The walk follows no symbolic
+ * link below `dir` (which itself may be one: the user named it): a link it would read through (to
+ * a folder, or named like a catalog file or `.indexignore`, pointing anywhere or nowhere) is a
+ * problem naming it, so a catalog never reads, and `publish` never writes, outside itself through
+ * one. A link it would not read anyway (`README.md`, or one `.indexignore` leaves out) is passed
+ * over as before.
+ */
 export async function listCatalogFiles(dir: string, problems: Problem[]): Promise<string[]> {
   const matcher = new IgnoreMatcher();
   const out: string[] = [];
@@ -296,13 +305,26 @@ export async function listCatalogFiles(dir: string, problems: Problem[]): Promis
       });
       return;
     }
-    const ignoreEntry = entries.find((e) => e.name === IndexIgnoreFile && e.isFile());
-    if (ignoreEntry) matcher.add(rel, await readFile(join(dir, rel, IndexIgnoreFile), 'utf8'));
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const ignoreEntry = entries.find((e) => e.name === IndexIgnoreFile);
+    if (ignoreEntry?.isSymbolicLink()) {
+      problems.push(await linkProblem(dir, joinRel(rel, IndexIgnoreFile)));
+    } else if (ignoreEntry?.isFile()) {
+      const file = join(dir, rel, IndexIgnoreFile);
+      try {
+        matcher.add(rel, (await readFileNoFollow(file)).toString('utf8'));
+      } catch (err) {
+        problems.push({ file, message: `cannot read: ${(err as Error).message}` });
+      }
+    }
     for (const e of entries) {
       const path = joinRel(rel, e.name);
       if (e.name === IndexIgnoreFile) continue;
-      if (e.isDirectory()) {
+      if (e.isSymbolicLink()) {
+        const toDir = await pointsToFolder(join(dir, path));
+        if ((toDir || CATALOG_EXT.test(e.name)) && !matcher.ignores(path, toDir))
+          problems.push(await linkProblem(dir, path));
+      } else if (e.isDirectory()) {
         if (!matcher.ignores(path, true)) await walk(path);
       } else if (e.isFile() && CATALOG_EXT.test(e.name) && !matcher.ignores(path, false)) {
         out.push(path);
@@ -311,6 +333,21 @@ export async function listCatalogFiles(dir: string, problems: Problem[]): Promis
   };
   await walk('');
   return out;
+}
+
+/** Whether a link leads to a folder (a dangling one leads nowhere). */
+async function pointsToFolder(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined))?.isDirectory() ?? false;
+}
+
+async function linkProblem(dir: string, rel: string): Promise<Problem> {
+  const file = join(dir, rel);
+  const target = await readlink(file).catch(() => '?');
+  const dangling = (await stat(file).catch(() => undefined)) === undefined;
+  return {
+    file,
+    message: `is a symbolic link (to ${target}${dangling ? ', which does not exist' : ''}); a catalog is read without following links, so that nothing outside it is read or written through one: put the file or folder itself there, or leave the link out with .indexignore`,
+  };
 }
 
 /** Maps `items` with at most `limit` calls in flight; results keep the order of `items`. */

@@ -6,13 +6,22 @@
  * name; only when all of them are on disk are existing files moved aside and the new ones renamed
  * into place (rename is atomic within a filesystem). If any step fails, what was moved aside is
  * moved back and the temporary files are removed, so a failed command leaves the catalog as it
- * was.
+ * was. Nothing is written through a symbolic link below the catalog's root (commitFiles).
  */
 import { randomBytes } from 'node:crypto';
 import * as nodefs from 'node:fs/promises';
-import { basename, dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import type { DeclarativeConfig } from '../apis/fbc.js';
-import type { Problem } from '../util/result.js';
+import {
+  assertInside,
+  type ConfinedFs,
+  LinkInTheWay,
+  linkInTheWay,
+  makeFolders,
+  openTree,
+  realConfinedFs,
+} from '../util/confined-fs.js';
+import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { type CatalogFormat, catalogFileName, documentsByPackage, encodeDocuments } from './encode.js';
 import { fileOf } from './origin.js';
 import { withPayloadsAll } from './payloads.js';
@@ -42,35 +51,38 @@ export interface FileChange {
   content: string | null;
 }
 
-/** The filesystem calls a commit makes; tests substitute failing ones to prove the rollback. */
-export interface CommitFs {
-  mkdir: (path: string, opts: { recursive: true }) => Promise<unknown>;
-  writeFile: (path: string, data: string) => Promise<void>;
-  rename: (from: string, to: string) => Promise<void>;
-  rm: (path: string, opts: { force: true }) => Promise<void>;
-  exists: (path: string) => Promise<boolean>;
-}
-
-const realFs: CommitFs = {
-  mkdir: (p, o) => nodefs.mkdir(p, o),
-  writeFile: (p, d) => nodefs.writeFile(p, d),
-  rename: (a, b) => nodefs.rename(a, b),
-  rm: (p, o) => nodefs.rm(p, o),
-  exists: async (p) => {
-    try {
-      await nodefs.lstat(p);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-};
-
 const sidecar = (path: string, tag: string) =>
   join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.${tag}`);
 
-/** Applies `changes` under `root` all together, or not at all (see the module comment). */
-export async function commitFiles(root: string, changes: FileChange[], fs: CommitFs = realFs): Promise<void> {
+/**
+ * Applies `changes` under `root` all together, or not at all (see the module comment). Nothing is
+ * written through a symbolic link below `root` (util/confined-fs.ts): a link, or a file where a
+ * folder belongs, anywhere on a path to write or remove refuses the whole commit before anything
+ * is touched, and its problems are returned, naming the path. A link that appears while the
+ * commit runs is found before the first file is replaced, and the commit is undone and refused the
+ * same way. I/O failures throw, after the same undoing.
+ */
+export async function commitFiles(
+  root: string,
+  changes: FileChange[],
+  fs: ConfinedFs = realConfinedFs,
+): Promise<Problem[]> {
+  const refused: Problem[] = [];
+  for (const c of changes) {
+    const p = await linkInTheWay(root, c.path, fs);
+    if (p) refused.push(p);
+  }
+  if (refused.length) return refused;
+  // The root itself was named by the user and may be a link; it is made when missing.
+  const made: string[] = [];
+  const firstMade = await nodefs.mkdir(root, { recursive: true });
+  if (firstMade !== undefined) {
+    let at = firstMade;
+    made.push(at);
+    for (const part of relative(firstMade, root).split(sep).filter(Boolean)) made.push((at = join(at, part)));
+  }
+  const tree = await openTree(root, fs);
+
   const staged: { target: string; tmp: string }[] = [];
   const movedAside: { target: string; backup: string }[] = [];
   const installed: string[] = [];
@@ -78,14 +90,23 @@ export async function commitFiles(root: string, changes: FileChange[], fs: Commi
     for (const c of changes) {
       if (c.content === null) continue;
       const target = join(root, c.path);
-      await fs.mkdir(dirname(target), { recursive: true });
+      made.push(...(await makeFolders(tree, folderOf(c.path), fs)));
+      await assertInside(tree, folderOf(c.path), fs);
       const tmp = sidecar(target, 'tmp');
+      await fs.createFile(tmp, c.content);
       staged.push({ target, tmp });
-      await fs.writeFile(tmp, c.content);
+    }
+    // Checked again right before the first file is replaced: a folder swapped for a link while
+    // the new files were being written is found here, before anything is moved.
+    for (const c of changes) {
+      const p = await linkInTheWay(root, c.path, fs);
+      if (p) throw new LinkInTheWay(p);
+      if (c.content !== null || (await exists(fs, join(root, c.path))))
+        await assertInside(tree, folderOf(c.path), fs);
     }
     for (const c of changes) {
       const target = join(root, c.path);
-      if (!(await fs.exists(target))) continue;
+      if (!(await exists(fs, target))) continue;
       const backup = sidecar(target, 'bak');
       await fs.rename(target, backup);
       movedAside.push({ target, backup });
@@ -95,30 +116,45 @@ export async function commitFiles(root: string, changes: FileChange[], fs: Commi
       installed.push(s.target);
     }
   } catch (err) {
-    for (const t of installed) await fs.rm(t, { force: true }).catch(() => {});
+    for (const t of installed) await fs.rm(t).catch(() => {});
     for (const m of movedAside.reverse()) await fs.rename(m.backup, m.target).catch(() => {});
-    for (const s of staged) await fs.rm(s.tmp, { force: true }).catch(() => {});
+    for (const s of staged) await fs.rm(s.tmp).catch(() => {});
+    for (const d of made.reverse()) await fs.rmdir(d).catch(() => {});
+    if (err instanceof LinkInTheWay) return [err.problem];
     throw new Error(`writing the catalog failed, nothing was changed: ${(err as Error).message}`, {
       cause: err,
     });
   }
-  for (const m of movedAside) await fs.rm(m.backup, { force: true }).catch(() => {});
+  for (const m of movedAside) await fs.rm(m.backup).catch(() => {});
+  return [];
+}
+
+const folderOf = (rel: string) => (dirname(rel) === '.' ? '' : dirname(rel));
+
+async function exists(fs: ConfinedFs, path: string): Promise<boolean> {
+  try {
+    await fs.lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
  * Writes the packages of `cfg` named in `packages` (all when omitted) as one file each, and
- * removes `remove` (files whose documents now live in those package files).
+ * removes `remove` (files whose documents now live in those package files). The files written, or
+ * the problems that refused the write (see commitFiles), with nothing written.
  */
 export async function writeCatalog(
   root: string,
   cfg: DeclarativeConfig,
-  opts: { format: CatalogFormat; packages?: ReadonlySet<string>; remove?: string[]; fs?: CommitFs },
-): Promise<string[]> {
+  opts: { format: CatalogFormat; packages?: ReadonlySet<string>; remove?: string[]; fs?: ConfinedFs },
+): Promise<Result<string[]>> {
   const files = await renderCatalogFiles(cfg, opts.format, opts.packages);
   const changes: FileChange[] = [...files].map(([path, content]) => ({ path, content }));
   for (const r of opts.remove ?? []) if (!files.has(r)) changes.push({ path: r, content: null });
-  await commitFiles(root, changes, opts.fs);
-  return [...files.keys()];
+  const refused = await commitFiles(root, changes, opts.fs);
+  return refused.length ? fail(refused) : ok([...files.keys()]);
 }
 
 /**

@@ -98,7 +98,13 @@ export default async function catalogBench(emit: Emit): Promise<void> {
     dirs.set(format, dir);
     t0 = performance.now();
     const files = await writeCatalog(dir, config, { format });
-    emit({ name: `catalog.write.${format}`, value: since(t0), unit: 'ms', inputs: { files: files.length } });
+    if (!files.ok) throw new Error(`writing the catalog was refused: ${JSON.stringify(files.errors)}`);
+    emit({
+      name: `catalog.write.${format}`,
+      value: since(t0),
+      unit: 'ms',
+      inputs: { files: files.value.length },
+    });
   }
   // eslint-disable-next-line no-useless-assignment -- drops the last reference, for the collector
   config = undefined;

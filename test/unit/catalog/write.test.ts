@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import type { BundleDoc, ChannelDoc, DeclarativeConfig, PackageDoc } from '../../../src/apis/fbc.js';
 import { CatalogFormat, encodeConfig } from '../../../src/catalog/encode.js';
 import { loadCatalog } from '../../../src/catalog/load.js';
-import { type CommitFs, commitFiles, renderCatalogFiles, writeCatalog } from '../../../src/catalog/write.js';
+import { commitFiles, renderCatalogFiles, writeCatalog } from '../../../src/catalog/write.js';
+import { type ConfinedFs, realConfinedFs } from '../../../src/util/confined-fs.js';
 import { snapshot } from './snapshot.js';
 import { runs } from '../../support/properties.js';
 import { tempDir } from '../../support/temp-dir.js';
@@ -156,7 +157,7 @@ describe('commitFiles is all or nothing', () => {
 
   it('applies every change', async () => {
     const dir = await seeded();
-    await commitFiles(dir, changes);
+    expect(await commitFiles(dir, changes)).toEqual([]);
     expect(await snapshot(dir)).toEqual({
       'a/catalog.yaml': Buffer.from('new a\n').toString('base64'),
       'b/catalog.yaml': Buffer.from('new b\n').toString('base64'),
@@ -164,13 +165,12 @@ describe('commitFiles is all or nothing', () => {
   });
 
   it.each([
-    ['writing the second temporary file', 'writeFile', 2],
+    ['writing the second temporary file', 'createFile', 2],
     ['moving the second old file aside', 'rename', 2],
     ['renaming the last new file into place', 'rename', 4],
   ] as const)('leaves the directory as it was when %s fails', async (_, op, nth) => {
     const dir = await seeded();
     const before = await snapshot(dir);
-    const real = await import('node:fs/promises');
     let calls = 0;
     const failing =
       <T extends unknown[], R>(name: string, fn: (...a: T) => Promise<R>) =>
@@ -178,16 +178,10 @@ describe('commitFiles is all or nothing', () => {
         if (name === op && ++calls === nth) throw new Error(`injected ${name} failure`);
         return fn(...a);
       };
-    const fs: CommitFs = {
-      mkdir: (p, o) => real.mkdir(p, o),
-      writeFile: failing('writeFile', (p: string, d: string) => real.writeFile(p, d)),
-      rename: failing('rename', (a: string, b: string) => real.rename(a, b)),
-      rm: (p, o) => real.rm(p, o),
-      exists: (p) =>
-        real.access(p).then(
-          () => true,
-          () => false,
-        ),
+    const fs: ConfinedFs = {
+      ...realConfinedFs,
+      createFile: failing('createFile', realConfinedFs.createFile),
+      rename: failing('rename', realConfinedFs.rename),
     };
     await expect(commitFiles(dir, changes, fs)).rejects.toThrow(/nothing was changed: injected/);
     expect(await snapshot(dir)).toEqual(before);

@@ -106,7 +106,14 @@ export const importCommand: Command = {
       warnings,
       written: [] as string[],
     };
-    if (report.ok) report.written = await writeCatalog(root, config, { format, remove: oldFiles });
+    if (report.ok) {
+      const written = await writeCatalog(root, config, { format, remove: oldFiles });
+      if (written.ok) report.written = written.value;
+      else {
+        errors.push(...written.errors);
+        report.ok = false;
+      }
+    }
     const summary = report.ok
       ? `imported ${plural(report.packages, 'package')} and ${plural(report.bundles, 'bundle')} into ${displayPath(ctx, root)}${countSummary(report)}`
       : `nothing was written: ${plural(errors.length, 'error')} importing ${displayPath(ctx, source)}`;

@@ -156,6 +156,7 @@ export const publishCommand: Command = {
       packages: new Set([pkg]),
       remove: oldFiles,
     });
+    if (!written.ok) return fail(written.errors, check.warnings);
 
     const o = outcome.value;
     const report: Report = {
@@ -170,7 +171,7 @@ export const publishCommand: Command = {
       channels: o.channels.map((c) => ({ name: c.name, created: c.created, entry: c.entry })),
       defaultChannel: o.defaultChannel,
       replaced: o.replaced ?? null,
-      written,
+      written: written.value,
     };
     const placed = o.channels
       .map((c) => `${c.name}${c.entry.replaces ? ` (replaces ${c.entry.replaces})` : ''}`)
