@@ -9,7 +9,7 @@ import { toYaml } from '../bundle/yaml.js';
 import { isGoBase64 } from '../bundle/manifest.js';
 import { isBase64Alphabet } from '../util/base64.js';
 import { isRecord } from '../util/record.js';
-import { isStoredPayload, withPayloadsAll } from './payloads.js';
+import { payloadOf, withPayloadsAll } from './payloads.js';
 
 export const CatalogFormat = {
   YAML: 'yaml',
@@ -148,8 +148,8 @@ export function streamWriter(stream: NodeJS.WritableStream): (text: string) => P
 
 function assertNoStoredPayloads(doc: Doc): void {
   if (doc.schema !== 'olm.bundle' || !Array.isArray(doc.properties)) return;
-  for (const p of doc.properties as { value?: { data?: unknown } }[]) {
-    if (isStoredPayload(p?.value?.data)) {
+  for (const p of doc.properties as { value?: unknown }[]) {
+    if (payloadOf(p?.value) !== undefined) {
       throw new Error(`bundle ${String(doc.name)}: a stored bundle object must be read before it is encoded`);
     }
   }

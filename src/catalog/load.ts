@@ -20,11 +20,13 @@ import { invalidUtf8Offset } from '../util/utf8.js';
 import { IgnoreMatcher, IndexIgnoreFile, joinRel } from './ignore.js';
 import type { FilePart, LoadAnswer, LoadRequest } from './load-worker.js';
 import {
+  attachStoredPayloads,
   type FileIdentity,
   type Lifted,
   liftPayloads,
   type PayloadFile,
   restorePayloads,
+  type StoredPosition,
 } from './payloads.js';
 import { setOrigin } from './origin.js';
 import { checkDocument, schemaProblems } from './schema.js';
@@ -93,7 +95,7 @@ const WORKER_THRESHOLD_BYTES = 4 * 2 ** 20;
 
 /**
  * Parses byte ranges of one file (a catalog spooled to disk by the manager) into `cfg`, with the
- * bundle objects' manifests left in the file as StoredPayloads. Where a worker thread can run and the content is
+ * bundle objects' manifests left in the file (see payloads.ts). Where a worker thread can run and the content is
  * large, the parsing happens there: the file's bytes and the parser's garbage (several times the catalog's size) then leave
  * with the worker instead of staying in this process's heap until some later collection.
  */
@@ -114,7 +116,10 @@ export async function parseFileParts(
     const interned = new Map<string, string>();
     answer!.parts.forEach((parsed, i) => {
       if (!parsed.ok) return problems.push(parsed.problem);
-      addParsedDocuments(cfg, internStrings(parsed.docs, interned), parts[i]!.name, problems);
+      const docs = internStrings(parsed.docs, interned);
+      // The handles came beside the documents, never in them (see payloads.ts).
+      attachStoredPayloads(docs, parsed.stored);
+      addParsedDocuments(cfg, docs, parts[i]!.name, problems);
     });
     return;
   }
@@ -239,18 +244,21 @@ type Parsed = { ok: true; docs: unknown[] } | { ok: false; problem: Problem };
 function parseDocuments(input: string | Buffer, file: string, stored?: PayloadFile): Parsed {
   if (typeof input === 'string') return parseText(input, file);
   const parsed = liftAndParse(input, file);
-  if (parsed.ok) restoreFrom(input, parsed, stored);
+  if (parsed.ok) attachStoredPayloads(parsed.docs, restoreFrom(input, parsed, stored));
   return parsed;
 }
 
-/** Restores lifted values from the bytes they were lifted from (see restorePayloads). */
+/**
+ * Restores lifted values from the bytes they were lifted from (see restorePayloads); returns
+ * where the bundle objects left in `stored` are, for attachStoredPayloads.
+ */
 export function restoreFrom(
   bytes: Buffer,
   parsed: { docs: unknown[]; lifted: Lifted },
   stored?: PayloadFile,
-): void {
+): StoredPosition[] {
   const text = (offset: number, length: number) => bytes.toString('utf8', offset, offset + length);
-  restorePayloads(parsed.docs, parsed.lifted, text, stored);
+  return restorePayloads(parsed.docs, parsed.lifted, text, stored);
 }
 
 /** Parses a file's bytes with their payloads lifted out; the documents hold placeholders until restored. */

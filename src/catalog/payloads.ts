@@ -7,11 +7,21 @@
  *    (with native `indexOf`, no decoding) and puts a short placeholder in its place, so the
  *    JSON or YAML parser only reads the rest.
  * 2. `restorePayloads` walks the parsed documents. Where the catalog is a file that stays (a
- *    directory the CLI loads, a catalog the manager spooled to disk), a bundle object's `data`
- *    becomes a `StoredPayload`: the file, the offset and the length of its text, read with
- *    `readPayloads` when an install or a write needs it. Every other placeholder (an icon, one
+ *    directory the CLI loads, a catalog the manager spooled to disk), a bundle object's text is
+ *    left in the file: its `data` becomes the empty string and a `StoredPayload` (the file, the
+ *    offset and the length of its text) is kept for it beside the document, read with
+ *    `withPayloads` when an install or a write needs it. Every other placeholder (an icon, one
  *    that landed inside some other string, or every one when the bytes were only in memory) gets
  *    its text back at once.
+ *
+ * A StoredPayload names a file to read, so no catalog text may ever become one: catalog documents
+ * are external data, and a handle in them (as a `data` that is an object) once let a catalog name
+ * any file the process could read, and have it rendered, served or installed. Handles therefore
+ * never live in a document. They are kept in a WeakMap keyed by the property's value object,
+ * which only this module's loader side fills (`attachStoredPayloads`, from the positions the
+ * parser reports), and read through `payloadOf`; a document's `data` is always a string (the
+ * load schema refuses anything else, naming the file and field). Whatever a catalog contains, it
+ * can only ever be text.
  *
  * A value is lifted only where that is provably the same as parsing it: at least `MinLength`
  * long; in JSON a string without escapes; in YAML a plain scalar alone on its line, with no byte
@@ -24,7 +34,8 @@ import { isRecord } from '../util/record.js';
 
 /**
  * A bundle object's text kept in a catalog file: `length` bytes at `offset` of `file`, which had
- * `identity` when it was loaded. Plain data (it crosses from a worker thread as it is).
+ * `identity` when it was loaded. Plain data (it crosses from a worker thread as it is), but never
+ * inside a document: see `payloadOf`.
  */
 export interface StoredPayload {
   storedIn: string;
@@ -33,8 +44,41 @@ export interface StoredPayload {
   identity: FileIdentity;
 }
 
-export function isStoredPayload(v: unknown): v is StoredPayload {
-  return isRecord(v) && typeof v.storedIn === 'string' && typeof v.offset === 'number';
+/**
+ * Where a stored payload belongs: bundle document `doc` of a parsed list, its property
+ * `property`. How the load worker hands handles over, beside (never inside) the documents.
+ */
+export interface StoredPosition {
+  doc: number;
+  property: number;
+  payload: StoredPayload;
+}
+
+/** The handles of bundle objects whose text stayed in a file, keyed by the property's value object. */
+const storedPayloads = new WeakMap<object, StoredPayload>();
+
+/**
+ * The stored text of a bundle object's value (`{ data }` of an `olm.bundle.object` property),
+ * if its text was left in a catalog file when it was loaded; `undefined` when `data` holds the
+ * text itself. The only way to a handle: the documents hold none.
+ */
+export function payloadOf(value: unknown): StoredPayload | undefined {
+  return typeof value === 'object' && value !== null ? storedPayloads.get(value) : undefined;
+}
+
+/**
+ * Registers the handles `positions` names for `docs` (parsed in this thread or received from the
+ * load worker). A position that does not name a bundle object of `docs` whose `data` is the empty
+ * placeholder is a bug of the loader and throws.
+ */
+export function attachStoredPayloads(docs: readonly unknown[], positions: readonly StoredPosition[]): void {
+  for (const { doc, property, payload } of positions) {
+    const d = docs[doc];
+    const p = isRecord(d) && Array.isArray(d.properties) ? (d.properties[property] as unknown) : undefined;
+    if (!isRecord(p) || p.type !== 'olm.bundle.object' || !isRecord(p.value) || p.value.data !== '')
+      throw new Error(`internal error: no bundle object at document ${doc}, property ${property}`);
+    storedPayloads.set(p.value, payload);
+  }
 }
 
 /**
@@ -108,10 +152,9 @@ async function readSpan(handle: FileHandle, file: string, offset: number, length
   return buf;
 }
 
-type Holder = Record<string, unknown> & { value: Record<string, unknown> & { data: StoredPayload } };
+type Holder = Record<string, unknown> & { value: Record<string, unknown> };
 
-const storedHolder = (p: unknown): p is Holder =>
-  isRecord(p) && isRecord(p.value) && isStoredPayload(p.value.data);
+const storedHolder = (p: unknown): p is Holder => isRecord(p) && payloadOf(p.value) !== undefined;
 
 /**
  * The bundle document with every stored bundle object read: a copy when there was one to read
@@ -129,7 +172,7 @@ export async function withPayloadsAll<T extends BundleDoc | Record<string, unkno
     const list = (doc as { properties?: unknown }).properties;
     return doc.schema === 'olm.bundle' && Array.isArray(list) ? list : undefined;
   };
-  const stored = docs.flatMap((d) => (props(d) ?? []).filter(storedHolder).map((h) => h.value.data));
+  const stored = docs.flatMap((d) => (props(d) ?? []).filter(storedHolder).map((h) => payloadOf(h.value)!));
   if (stored.length === 0) return [...docs];
   const texts = await readStoredPayloads(stored);
   let next = 0;
@@ -141,11 +184,6 @@ export async function withPayloadsAll<T extends BundleDoc | Record<string, unkno
     );
     return { ...doc, properties };
   });
-}
-
-/** True when a bundle object holds its manifest's text, inline or stored. */
-export function hasManifestData(holder: Record<string, unknown>): boolean {
-  return typeof holder.data === 'string' || isStoredPayload(holder.data);
 }
 
 /** What tells a file's content apart from a later one's without reading it. */
@@ -333,16 +371,19 @@ export interface PayloadFile {
 /**
  * Puts the lifted values back into `docs` (parsed from `lifted.text`), in place: `text(offset,
  * length)` gives a lifted value's text (offsets in the lifted bytes). With `stored`, bundle
- * objects' `data` become StoredPayloads in that file instead.
+ * objects' text stays in that file instead: their `data` becomes `''`, and the handles to their
+ * text are returned with their positions, for `attachStoredPayloads` in the thread that keeps the
+ * documents.
  */
 export function restorePayloads(
   docs: unknown[],
   lifted: Lifted,
   text: (offset: number, length: number) => string,
   stored?: PayloadFile,
-): void {
+): StoredPosition[] {
   const { nonce, offsets, lengths } = lifted;
-  if (offsets.length === 0) return;
+  const positions: StoredPosition[] = [];
+  if (offsets.length === 0) return positions;
   const indexOf = (s: unknown): number | undefined => {
     if (typeof s !== 'string' || !s.startsWith(nonce) || !s.endsWith('x')) return undefined;
     const i = Number(s.slice(nonce.length, -1));
@@ -350,15 +391,19 @@ export function restorePayloads(
   };
   let restored = 0;
   const textOf = (i: number) => text(offsets[i]!, lengths[i]!);
-  for (const doc of docs) {
-    if (!isRecord(doc)) continue;
+  docs.forEach((doc, d) => {
+    if (!isRecord(doc)) return;
     if (doc.schema === 'olm.bundle' && Array.isArray(doc.properties)) {
-      for (const p of doc.properties) {
-        if (!isRecord(p) || p.type !== 'olm.bundle.object' || !isRecord(p.value)) continue;
+      doc.properties.forEach((p: unknown, property) => {
+        if (!isRecord(p) || p.type !== 'olm.bundle.object' || !isRecord(p.value)) return;
         const i = indexOf(p.value.data);
-        if (i === undefined) continue;
-        p.value.data = stored
-          ? ({
+        if (i === undefined) return;
+        if (stored) {
+          p.value.data = '';
+          positions.push({
+            doc: d,
+            property,
+            payload: {
               storedIn: stored.file,
               offset: stored.base + offsets[i]!,
               length: lengths[i]!,
@@ -367,10 +412,11 @@ export function restorePayloads(
                 size: stored.identity.size,
                 mtimeMs: stored.identity.mtimeMs,
               },
-            } satisfies StoredPayload)
-          : textOf(i);
+            },
+          });
+        } else p.value.data = textOf(i);
         restored++;
-      }
+      });
     } else if (doc.schema === 'olm.package' && isRecord(doc.icon)) {
       const i = indexOf(doc.icon.base64data);
       if (i !== undefined) {
@@ -378,7 +424,7 @@ export function restorePayloads(
         restored++;
       }
     }
-  }
+  });
   // Placeholders anywhere else (rare: a `data` key of some other document, or the bytes of one
   // inside a block string) are found by walking everything.
   if (restored < offsets.length) {
@@ -387,7 +433,6 @@ export function restorePayloads(
       s.replace(pattern, (m, i: string) => (Number(i) < offsets.length ? textOf(Number(i)) : m));
     const walk = (v: unknown): unknown => {
       if (typeof v === 'string') return v.includes(nonce) ? put(v) : v;
-      if (isStoredPayload(v)) return v;
       if (Array.isArray(v)) {
         for (let i = 0; i < v.length; i++) v[i] = walk(v[i]);
       } else if (isRecord(v)) {
@@ -403,4 +448,5 @@ export function restorePayloads(
     };
     for (let i = 0; i < docs.length; i++) docs[i] = walk(docs[i]);
   }
+  return positions;
 }

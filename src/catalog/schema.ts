@@ -55,8 +55,16 @@ const stringFields = (...names: string[]) => ({
   properties: Object.fromEntries(names.map((n) => [n, { type: 'string' }])),
 });
 
-/** What each property type OLM interprets needs in its value. */
+/**
+ * What each property type OLM interprets needs in its value. A bundle object's `data` (and
+ * `ref`) is text, as opm decodes it into bytes from base64: anything else is refused here, at the
+ * boundary, so no catalog can put a structure where Bosun keeps text (see payloads.ts).
+ */
 const propertyValues: Record<string, object> = {
+  [PropertyType.BundleObject]: {
+    type: 'object',
+    properties: { data: { type: 'string' }, ref: { type: 'string' } },
+  },
   [PropertyType.Package]: stringFields('packageName', 'version'),
   [PropertyType.GVK]: stringFields('group', 'version', 'kind'),
   [PropertyType.GVKRequired]: stringFields('group', 'version', 'kind'),

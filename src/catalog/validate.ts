@@ -30,7 +30,6 @@ import { isGoBase64 } from '../bundle/manifest.js';
 import { dns1123LabelError } from '../bundle/names.js';
 import { isObject } from '../bundle/yaml.js';
 import type { Problem } from '../util/result.js';
-import { hasManifestData } from './payloads.js';
 import { fileOf } from './origin.js';
 import { channelGraph, channelGraphProblems } from '../olm/channel-graph.js';
 import { constraintProblems } from '../olm/constraint.js';
@@ -244,7 +243,8 @@ function checkBundleProperties(b: BundleDoc, pkg: string, error: Say): string | 
         break;
       }
       case PropertyType.BundleObject:
-        if (!isObject(v) || (!hasManifestData(v) && typeof v.ref !== 'string')) {
+        // Text, inline or left in its catalog file (payloads.ts): the load schema refuses any other `data`.
+        if (!isObject(v) || (typeof v.data !== 'string' && typeof v.ref !== 'string')) {
           error(`${at}.value`, 'an olm.bundle.object value needs data (base64) or ref');
         }
         break;

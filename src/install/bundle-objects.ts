@@ -31,7 +31,7 @@ import {
 } from '../olm/kinds.js';
 import { isBase64Alphabet } from '../util/base64.js';
 import { parseYamlStream } from '../bundle/yaml.js';
-import { isStoredPayload, withPayloads } from '../catalog/payloads.js';
+import { payloadOf, withPayloads } from '../catalog/payloads.js';
 import { isRecord } from '../util/record.js';
 
 /** One object of a bundle other than its CSV. */
@@ -146,7 +146,12 @@ export function bundleDecoder(
 export function bundleDigest(doc: BundleDoc): string {
   const hash = createHash('sha256');
   hash.update(JSON.stringify([doc.name, doc.package, doc.image]));
-  for (const p of doc.properties ?? []) hash.update(`\n${JSON.stringify(p)}`);
+  for (const p of doc.properties ?? []) {
+    hash.update(`\n${JSON.stringify(p)}`);
+    // A stored manifest's `data` is empty: where its text is stands for it.
+    const stored = payloadOf(p.value);
+    if (stored) hash.update(`\0${JSON.stringify(stored)}`);
+  }
   return hash.digest('hex');
 }
 
@@ -276,8 +281,8 @@ function decodeBundleObject(
 ): Result<RawManifest> {
   const value = p.value as unknown;
   const data = isRecord(value) ? value.data : undefined;
-  if (isStoredPayload(data))
-    throw new Error(`${object}: ${at} is stored in ${data.storedIn} and was not read`);
+  const stored = payloadOf(value);
+  if (stored) throw new Error(`${object}: ${at} is stored in ${stored.storedIn} and was not read`);
   if (typeof data !== 'string') {
     const ref = isRecord(value) && typeof value.ref === 'string';
     return fail([

@@ -203,7 +203,7 @@ async function decodeFigures(
   corpus: string,
   catalogDir: string,
 ): Promise<void> {
-  const { parseYamlStream, loadCatalog, bundleDecoder, isStoredPayload, withPayloads } = modules;
+  const { parseYamlStream, loadCatalog, bundleDecoder, payloadOf, withPayloads } = modules;
   const files = (await readdir(corpus, { recursive: true })).filter((f) => /\.ya?ml$/i.test(f)).sort();
   const texts = await Promise.all(files.map((f) => readFile(join(corpus, f), 'utf8')));
   const megabytes = Math.round(texts.reduce((n, t) => n + Buffer.byteLength(t), 0) / 2 ** 20);
@@ -243,8 +243,9 @@ async function decodeFigures(
   // Manifest bytes, stored in the catalog file or inline.
   const size = (b: (typeof loaded.value.bundles)[number]) =>
     (b.properties ?? []).reduce((n, p) => {
-      const data = p.type === 'olm.bundle.object' ? (p.value as { data?: unknown }).data : undefined;
-      return n + (isStoredPayload(data) ? data.length : typeof data === 'string' ? data.length : 0);
+      if (p.type !== 'olm.bundle.object') return n;
+      const data = (p.value as { data?: unknown }).data;
+      return n + (payloadOf(p.value)?.length ?? (typeof data === 'string' ? data.length : 0));
     }, 0);
   const largest = loaded.value.bundles
     .map((b) => ({ bundle: b, bytes: size(b) }))

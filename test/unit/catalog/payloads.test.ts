@@ -6,8 +6,7 @@ import { emptyConfig } from '../../../src/apis/fbc.js';
 import { CatalogFormat, encodeConfig, encodeDocuments } from '../../../src/catalog/encode.js';
 import { addDocuments } from '../../../src/catalog/load.js';
 import {
-  hasManifestData,
-  isStoredPayload,
+  payloadOf,
   liftPayloads,
   MinLength,
   readStoredPayload,
@@ -145,14 +144,18 @@ describe('a bundle object stored in its catalog file', () => {
 
   it('is an explicit reference (file, offset, length), read asynchronously', async () => {
     const { file, cfg, value } = await stored('12345');
-    expect(value.data).toMatchObject({ storedIn: file, offset: 5 + text.indexOf(b64), length: b64.length });
-    expect(isStoredPayload(value.data)).toBe(true);
-    expect(hasManifestData(value)).toBe(true);
-    expect(await readStoredPayload(value.data as StoredPayload)).toBe(b64);
+    // The handle is kept beside the document; the document's data stays a string.
+    expect(value.data).toBe('');
+    expect(payloadOf(value)).toMatchObject({
+      storedIn: file,
+      offset: 5 + text.indexOf(b64),
+      length: b64.length,
+    });
+    expect(await readStoredPayload(payloadOf(value)!)).toBe(b64);
     const read = await withPayloads(cfg.bundles[0]!);
     expect(read.properties[0]!.value).toEqual({ data: b64 });
     // The loaded catalog keeps the reference: it may be shared, and stays small.
-    expect(isStoredPayload(value.data)).toBe(true);
+    expect(payloadOf(value)).toBeDefined();
   });
 
   it('is held as text when the bytes were only in memory', () => {
@@ -164,13 +167,13 @@ describe('a bundle object stored in its catalog file', () => {
   it('fails to read, naming the file, once the file is gone', async () => {
     const { dir, file, value } = await stored();
     await rm(dir, { recursive: true });
-    await expect(readStoredPayload(value.data as StoredPayload)).rejects.toThrow(file);
+    await expect(readStoredPayload(payloadOf(value)!)).rejects.toThrow(file);
   });
 
   it('fails to read, naming the file, once the file has changed', async () => {
     const { file, value } = await stored();
     await writeFile(file, `${'x'.repeat(40)}${text}`);
-    await expect(readStoredPayload(value.data as StoredPayload)).rejects.toThrow(
+    await expect(readStoredPayload(payloadOf(value)!)).rejects.toThrow(
       `${file} has changed since the catalog was loaded`,
     );
   });

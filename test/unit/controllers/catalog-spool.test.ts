@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { emptyConfig } from '../../../src/apis/fbc.js';
 import { parseFileParts } from '../../../src/catalog/load.js';
-import { readStoredPayload, type StoredPayload, withPayloads } from '../../../src/catalog/payloads.js';
+import { payloadOf, readStoredPayload, withPayloads } from '../../../src/catalog/payloads.js';
 import { CatalogSpool } from '../../../src/controllers/catalog-spool.js';
 import { digestOf } from '../../../src/controllers/catalogsource-content.js';
 import type { Problem } from '../../../src/util/result.js';
@@ -41,10 +41,11 @@ describe('CatalogSpool', () => {
       expect(problems).toEqual([]);
       expect(cfg.packages.map((p) => p.name)).toEqual(['p']);
       const value = cfg.bundles[0]!.properties[1]!.value as { data: unknown };
-      expect(value.data).toMatchObject({ storedIn: spooled.path, length: manifest.length });
-      expect(await readStoredPayload(value.data as StoredPayload)).toBe(manifest);
+      expect(value.data).toBe('');
+      expect(payloadOf(value)).toMatchObject({ storedIn: spooled.path, length: manifest.length });
+      expect(await readStoredPayload(payloadOf(value)!)).toBe(manifest);
       await spool.remove(spooled.path);
-      await expect(readStoredPayload(value.data as StoredPayload)).rejects.toThrow(spooled.path);
+      await expect(readStoredPayload(payloadOf(value)!)).rejects.toThrow(spooled.path);
       await spool.remove(spooled.path); // a second removal is harmless
       expect(await readdir(spool.dir)).toEqual([]);
     } finally {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { emptyConfig } from '../../../src/apis/fbc.js';
 import { CatalogFormat } from '../../../src/catalog/encode.js';
 import { loadCatalog } from '../../../src/catalog/load.js';
-import { isStoredPayload } from '../../../src/catalog/payloads.js';
+import { payloadOf } from '../../../src/catalog/payloads.js';
 import { writeCatalog } from '../../../src/catalog/write.js';
 import type { BundleDoc } from '../../../src/apis/fbc.js';
 import {
@@ -103,7 +103,7 @@ describe('bundleDecoder with manifests stored in a catalog file', () => {
     const bundle = r.value.bundles[0]!;
     const file = join(dir, 'sample-operator', 'catalog.json');
     // Manifests long enough to be worth it stay in the file; the sample has some of each.
-    const stored = bundle.properties.filter((p) => isStoredPayload((p.value as { data?: unknown }).data));
+    const stored = bundle.properties.filter((p) => payloadOf(p.value) !== undefined);
     expect(stored.length).toBeGreaterThan(0);
     return { bundle, file };
   }
