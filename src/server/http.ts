@@ -27,13 +27,14 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export function parseAddress(address: string): { host: string; port: number } {
+export function parseAddress(address: string, what = 'metrics address'): { host: string; port: number } {
   const i = address.lastIndexOf(':');
-  if (i < 0) throw new Error(`metrics address "${address}" is not host:port (e.g. 127.0.0.1:8080)`);
+  if (i < 0) throw new Error(`${what} "${address}" is not host:port (e.g. 127.0.0.1:8080)`);
   const host = address.slice(0, i).replace(/^\[|\]$/g, '') || '0.0.0.0';
-  const port = Number(address.slice(i + 1));
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new Error(`metrics address "${address}": "${address.slice(i + 1)}" is not a port`);
+  const portText = address.slice(i + 1);
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port > 65535) {
+    throw new Error(`${what} "${address}": "${portText}" is not a port`);
   }
   return { host, port };
 }

@@ -31,6 +31,7 @@ import {
   type PackageDetail,
   type PackageSummary,
 } from './client/api.js';
+import { iconMediaType, isServedImage } from './icon-policy.js';
 import { firstParagraph, type RenderedDescription } from './markdown.js';
 
 /** One catalog as the web catalog reads it. */
@@ -39,15 +40,6 @@ export interface CatalogContent {
   config: DeclarativeConfig;
   manifests: readonly PackageManifest[];
 }
-
-/** The icon types an `<img>` shows; anything else is not served. */
-export const IconTypes: readonly string[] = [
-  'image/png',
-  'image/jpeg',
-  'image/gif',
-  'image/svg+xml',
-  'image/webp',
-];
 
 export const packageId = (catalog: string, name: string) => `${catalog}/${name}`;
 
@@ -83,9 +75,8 @@ export function packageIcon(
   const fromPkg = packageDoc(config, m.status.packageName)?.icon;
   for (const icon of [fromCsv, fromPkg]) {
     const data = icon?.base64data?.replace(/\s+/g, '');
-    const type = icon?.mediatype?.toLowerCase().trim();
-    if (data && type && IconTypes.includes(type) && /^[A-Za-z0-9+/]+=*$/.test(data)) {
-      return { data, mediatype: type };
+    if (data && isServedImage(icon?.mediatype) && /^[A-Za-z0-9+/]+=*$/.test(data)) {
+      return { data, mediatype: iconMediaType(icon?.mediatype) };
     }
   }
   return undefined;

@@ -39,7 +39,7 @@ export const managerOptions = {
     type: 'string',
     valueName: 'HOST:PORT',
     description:
-      'Serve the PackageManifest API (kubectl get packagemanifests) here, registered with the API server, which must reach this address; a loopback or 0.0.0.0 host means the first non-loopback IPv4 address; port 0: any free port',
+      'Serve the PackageManifest API (kubectl get packagemanifests) here, registered with the API server, which must reach this address: an IPv4 address of this host, or 0.0.0.0 for every interface (the API server then dials the first non-loopback IPv4 address); not loopback, which the API server cannot reach; port 0: any free port',
   },
   'log-level': {
     type: 'string',

@@ -123,7 +123,7 @@ export const startCommand: Command = {
     'metrics-addr': managerOptions['metrics-addr'],
     'package-api-addr': {
       ...managerOptions['package-api-addr'],
-      description: `${managerOptions['package-api-addr'].description} (default with the local control plane: 0.0.0.0:0; with --kubeconfig: not served unless given; "off": not served)`,
+      description: `${managerOptions['package-api-addr'].description} (default with the local control plane: this host's first non-loopback IPv4 address, any port; with --kubeconfig: not served unless given; "off": not served)`,
     },
     'log-level': managerOptions['log-level'],
     'log-format': managerOptions['log-format'],
@@ -132,7 +132,11 @@ export const startCommand: Command = {
     const logger = managerLogger(values, ctx);
     let kubeconfig = str(values, 'kubeconfig') ?? (ctx.env.KUBECONFIG || undefined);
     // The API server must be able to dial the manager: sure beside the local control plane only.
-    const packageApi = str(values, 'package-api-addr') ?? (kubeconfig ? 'off' : '0.0.0.0:0');
+    const packageApi =
+      str(values, 'package-api-addr') ??
+      (kubeconfig
+        ? 'off'
+        : (await import('../../server/packageserver/listen.js')).defaultPackageApiAddress());
     const name = str(values, 'name') ?? defaultClusterName;
     if (kubeconfig) {
       ctx.stderr.write(`• using the cluster of ${kubeconfig}; no local control plane started\n`);

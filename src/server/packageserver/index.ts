@@ -11,15 +11,15 @@ import type { Clock } from '../../kube/clock.js';
 import { issueServingCertificate, servingHostnames } from '../../install/certificates.js';
 import type { PackageIndex } from '../../packages/index.js';
 import { readRequestHeaderConfig, Reviewer } from './auth.js';
-import { advertisedAddress, register, ServiceName, unregister } from './register.js';
+import { listenPlan } from './listen.js';
+import { register, ServiceName, unregister } from './register.js';
 import { UserError } from '../../util/errors.js';
 import { startPackageServer } from './server.js';
-import { parseAddress } from '../http.js';
 
 export interface PackageApiOptions {
   /**
-   * `host:port` to serve at. The API server dials the host; a loopback or unspecified host means
-   * the host's first non-loopback IPv4 address (see `advertisedAddress`).
+   * `host:port` to serve at: bound as given. The API server dials that host, or for `0.0.0.0` the
+   * host's first non-loopback IPv4 address; a loopback host is refused (see listen.ts).
    */
   address: string;
   namespace: string;
@@ -44,9 +44,9 @@ export interface RunningPackageApi {
 const maxTimerMs = 24 * 3_600_000;
 
 export async function startPackageApi(opts: PackageApiOptions): Promise<RunningPackageApi> {
-  const listen = parseAddress(opts.address);
-  const advertised = advertisedAddress(listen);
-  if ('error' in advertised) throw new UserError(advertised.error);
+  const plan = listenPlan(opts.address);
+  if (!plan.ok) throw new UserError(plan.error);
+  const { bind, advertise } = plan.value;
   const hosts = [...servingHostnames(ServiceName, opts.namespace), 'localhost'];
   let cert = await issueServingCertificate({ hosts, now: opts.clock.now() });
   const requestHeader = await readRequestHeaderConfig(opts.client);
@@ -55,7 +55,7 @@ export async function startPackageApi(opts: PackageApiOptions): Promise<RunningP
       'the cluster has no front-proxy settings (extension-apiserver-authentication): only bearer tokens are accepted',
     );
   const server = await startPackageServer({
-    address: `${advertised.ip}:${listen.port}`,
+    address: `${bind.host}:${bind.port}`,
     index: opts.index,
     reviewer: new Reviewer(opts.client, () => opts.clock.now()),
     tls: cert,
@@ -64,14 +64,17 @@ export async function startPackageApi(opts: PackageApiOptions): Promise<RunningP
     now: () => opts.clock.now(),
   });
   const registration = (caPEM: string) =>
-    register(opts.applier, { namespace: opts.namespace, ip: advertised.ip, port: server.port, caPEM });
+    register(opts.applier, { namespace: opts.namespace, ip: advertise, port: server.port, caPEM });
   try {
     await registration(cert.caPEM);
   } catch (err) {
     await server.close();
     throw err;
   }
-  opts.log.info({ url: server.url }, 'serving the PackageManifest API (packages.operators.coreos.com/v1)');
+  opts.log.info(
+    { url: server.url, advertised: `${advertise}:${server.port}` },
+    'serving the PackageManifest API (packages.operators.coreos.com/v1)',
+  );
 
   let timer: ReturnType<typeof setTimeout> | undefined;
   const schedule = () => {

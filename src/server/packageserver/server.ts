@@ -9,7 +9,12 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { PackageManifestKind, PackagesApiVersion, type PackageManifest } from '../../apis/packages.js';
+import {
+  PackageManifestKind,
+  PackagesApiVersion,
+  PackagesGroup,
+  type PackageManifest,
+} from '../../apis/packages.js';
 import type { IndexedPackage, PackageEvent, PackageIndex } from '../../packages/index.js';
 import {
   fieldsMatch,
@@ -18,15 +23,16 @@ import {
   parseLabelSelector,
 } from '../../packages/selectors.js';
 import { parseAddress } from '../http.js';
+import { iconHeaders } from '../../web/icon-policy.js';
 import {
-  Anonymous,
   fromRequestHeaders,
   type RequestHeaderConfig,
   type Reviewer,
+  type TokenResult,
   type UserInfo,
 } from './auth.js';
 import { openAPIDocument } from './openapi.js';
-import { type RequestInfo, requestInfo } from './request.js';
+import { type RequestInfo, requestInfo, requestTarget } from './request.js';
 import {
   apiGroup,
   apiGroupList,
@@ -97,26 +103,34 @@ export async function startPackageServer(opts: PackageServerOptions): Promise<Ru
     (req, res) => {
       handle(req, res).catch((err: unknown) => {
         opts.log.warn({ err, path: req.url }, 'package API request failed');
-        if (!res.headersSent) sendStatus(res, failure(500, 'InternalError', (err as Error).message));
+        // The cause (an API server's answer to a review, say) goes to the log, not to the client.
+        if (!res.headersSent)
+          sendStatus(res, failure(500, 'InternalError', 'the request failed; the manager log says why'));
         else res.destroy();
       });
     },
   );
   const watches = new Set<ServerResponse>();
 
+  /**
+   * In the API server's order: who is asking (401 for nobody, 429 when their tokens come too
+   * fast), then whether the target is one at all (400, 414), then health (for any authenticated
+   * caller, as every API server's always-allowed paths), then what it names (404 for nothing this
+   * server serves, before any review), then may they (403).
+   */
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'https://localhost');
-    const path = url.pathname.replace(/\/+$/, '') || '/';
-    const info = requestInfo(path, url.searchParams);
-    const user = await authenticate(req);
-    if (user === undefined) return sendStatus(res, failure(401, 'Unauthorized', 'Unauthorized'));
-
-    if (info.resource !== true) {
-      if (path === '/healthz' || path === '/readyz' || path === '/livez')
-        return send(res, 200, 'text/plain', 'ok');
-    }
-    // A path in the group that names no resource of it: nothing there to authorize.
+    const who = await authenticate(req);
+    if (!who.ok) return sendStatus(res, who.status, who.retryAfterSeconds);
+    const user = who.user;
+    const target = requestTarget(req.url ?? '');
+    if (!target.ok) return sendStatus(res, failure(target.code, 'BadRequest', target.message));
+    const { path, query } = target;
+    if (HealthPaths.has(path)) return send(res, 200, 'text/plain', 'ok');
+    const info = requestInfo(path, query);
+    // A path in the group that names no resource of it, or a path outside it this server does not
+    // serve: nothing there to authorize, and no review is spent on it.
     if (info.resource === 'unknown') return sendStatus(res, failure(404, 'NotFound', info.message));
+    if (info.resource === false && !servesPath(path)) return sendStatus(res, pathNotFound(path));
     const decision = await opts.reviewer.authorize(user, info, (req.method ?? 'GET').toLowerCase());
     if (!decision.allowed) return sendStatus(res, forbidden(user, info, decision.reason));
     if (req.method !== 'GET') {
@@ -134,8 +148,8 @@ export async function startPackageServer(opts: PackageServerOptions): Promise<Ru
         failure(406, 'NotAcceptable', `only ${jsonType} is served, not ${req.headers.accept}`),
       );
     }
-    const labels = parseLabelSelector(url.searchParams.get('labelSelector') ?? '');
-    const fields = parseFieldSelector(url.searchParams.get('fieldSelector') ?? '', fieldLabels);
+    const labels = parseLabelSelector(query.get('labelSelector') ?? '');
+    const fields = parseFieldSelector(query.get('fieldSelector') ?? '', fieldLabels);
     if (!labels.ok) return sendStatus(res, failure(400, 'BadRequest', labels.errors[0]!.message));
     if (!fields.ok) return sendStatus(res, failure(400, 'BadRequest', fields.errors[0]!.message));
     const matchLabels = labelMatcher(labels.value);
@@ -148,7 +162,7 @@ export async function startPackageServer(opts: PackageServerOptions): Promise<Ru
       );
     };
 
-    if (info.verb === 'watch') return watch(req, res, url.searchParams, info.namespace, matches, rep);
+    if (info.verb === 'watch') return watch(res, query, info.namespace, matches, rep);
     if (info.verb === 'list') {
       const items = opts.index.visible(info.namespace).filter(matches);
       const rv = String(opts.index.resourceVersion());
@@ -158,7 +172,7 @@ export async function startPackageServer(opts: PackageServerOptions): Promise<Ru
           200,
           table(
             items.map((p) => seen(p, info.namespace)),
-            tableOptions(url, rep.apiVersion),
+            tableOptions(query, rep.apiVersion),
             rv,
           ),
         );
@@ -182,20 +196,47 @@ export async function startPackageServer(opts: PackageServerOptions): Promise<Ru
     if (!found) return sendStatus(res, notFound(info.name!));
     if (info.subresource === 'icon') return icon(req, res, found.manifest);
     if (rep.as === 'table') {
-      return sendJson(res, 200, table([seen(found, info.namespace)], tableOptions(url, rep.apiVersion)));
+      return sendJson(res, 200, table([seen(found, info.namespace)], tableOptions(query, rep.apiVersion)));
     }
     if (rep.as === 'metadata') return sendJson(res, 200, partial(seen(found, info.namespace)));
     return send(res, 200, jsonType, render(found, info.namespace));
   }
 
-  async function authenticate(req: IncomingMessage): Promise<UserInfo | undefined> {
+  /**
+   * The aggregator (its client certificate, and the user its headers name), else a bearer token
+   * the API server knows; nobody else. A token is reviewed as coming from the client's address.
+   */
+  async function authenticate(
+    req: IncomingMessage,
+  ): Promise<{ ok: true; user: UserInfo } | { ok: false; status: Status; retryAfterSeconds?: number }> {
     if (opts.requestHeader) {
       const proxied = fromRequestHeaders(req, opts.requestHeader);
-      if (proxied) return proxied;
+      if (proxied) return { ok: true, user: proxied };
     }
-    const auth = req.headers.authorization;
-    if (auth?.startsWith('Bearer ')) return opts.reviewer.token(auth.slice('Bearer '.length).trim());
-    return Anonymous;
+    const token = bearerToken(req.headers.authorization);
+    if (token) {
+      let review: TokenResult;
+      try {
+        review = await opts.reviewer.token(token, req.socket.remoteAddress ?? '');
+      } catch (err) {
+        // As the API server's authenticators: a token that could not be checked is not accepted.
+        opts.log.warn({ err }, 'TokenReview failed');
+        return { ok: false, status: failure(401, 'Unauthorized', 'Unauthorized') };
+      }
+      if (review.ok) return review;
+      if (review.reason === 'limited') {
+        return {
+          ok: false,
+          status: failure(
+            429,
+            'TooManyRequests',
+            'too many unknown tokens from this client: try again later',
+          ),
+          retryAfterSeconds: review.retryAfterSeconds,
+        };
+      }
+    }
+    return { ok: false, status: failure(401, 'Unauthorized', 'Unauthorized') };
   }
 
   function nonResource(path: string, res: ServerResponse): void {
@@ -204,14 +245,10 @@ export async function startPackageServer(opts: PackageServerOptions): Promise<Ru
     if (path === `/apis/${PackagesApiVersion}`) return sendJson(res, 200, apiResourceList());
     const doc = openAPIDocument(path);
     if (doc !== undefined) return send(res, 200, jsonType, doc);
-    return sendStatus(
-      res,
-      failure(404, 'NotFound', `the server could not find the requested resource (${path})`),
-    );
+    return sendStatus(res, pathNotFound(path));
   }
 
   function watch(
-    req: IncomingMessage,
     res: ServerResponse,
     query: URLSearchParams,
     namespace: string,
@@ -233,8 +270,7 @@ export async function startPackageServer(opts: PackageServerOptions): Promise<Ru
       if (!matches(p)) return;
       const pm = seen(p, namespace);
       if (rep.as === 'table') {
-        const url = new URL(req.url ?? '/', 'https://localhost');
-        write(type, table([pm], { ...tableOptions(url, rep.apiVersion), noHeaders: headerSent }));
+        write(type, table([pm], { ...tableOptions(query, rep.apiVersion), noHeaders: headerSent }));
         headerSent = true;
       } else if (rep.as === 'metadata') write(type, partial(pm));
       else res.write(`{"type":"${type}","object":${render(p, namespace)}}\n`);
@@ -286,8 +322,8 @@ export async function startPackageServer(opts: PackageServerOptions): Promise<Ru
     res.on('close', done);
   }
 
-  function tableOptions(url: URL, apiVersion: string): TableOptions {
-    const include = url.searchParams.get('includeObject');
+  function tableOptions(query: URLSearchParams, apiVersion: string): TableOptions {
+    const include = query.get('includeObject');
     return {
       apiVersion,
       includeObject: include === 'None' || include === 'Object' ? include : ('Metadata' as const),
@@ -341,24 +377,23 @@ function render(p: IndexedPackage, namespace: string): string {
   return JSON.stringify(seen(p, namespace));
 }
 
+/** The default channel head's first icon, served as icon-policy.ts says (OLM serves any type as named). */
 function icon(req: IncomingMessage, res: ServerResponse, pm: PackageManifest): void {
   const channel = pm.status.channels.find((c) => c.name === pm.status.defaultChannel);
   const first = channel?.currentCSVDesc.icon?.[0];
-  if (channel && first?.base64data) {
-    const etag = `"${[pm.metadata.name, channel.name, channel.currentCSV].join('.')}"`;
-    if (req.headers['if-none-match'] === etag) {
-      res.writeHead(304, { ETag: etag });
-      return void res.end();
-    }
-    const bytes = Buffer.from(first.base64data, 'base64');
-    res.writeHead(200, {
-      'Content-Type': first.mediatype || 'application/octet-stream',
-      'Content-Length': bytes.length,
-      ETag: etag,
-    });
-    return void res.end(bytes);
+  const [headers, bytes] =
+    channel && first?.base64data
+      ? [iconHeaders(first.mediatype), Buffer.from(first.base64data, 'base64')]
+      : [iconHeaders('image/svg+xml'), Buffer.from(defaultIcon)];
+  const etag = channel
+    ? `"${[pm.metadata.name, channel.name, channel.currentCSV].join('.')}"`
+    : `"${pm.metadata.name}"`;
+  if (req.headers['if-none-match'] === etag) {
+    res.writeHead(304, { ETag: etag });
+    return void res.end();
   }
-  send(res, 200, 'image/svg+xml', defaultIcon);
+  res.writeHead(200, { ...headers, 'Content-Length': bytes.length, ETag: etag });
+  res.end(bytes);
 }
 
 /** The icon of a package whose default channel has none: a plain box. */
@@ -392,6 +427,31 @@ function sendJson(res: ServerResponse, code: number, body: unknown): void {
   send(res, code, jsonType, JSON.stringify(body));
 }
 
-function sendStatus(res: ServerResponse, status: Status): void {
+function sendStatus(res: ServerResponse, status: Status, retryAfterSeconds?: number): void {
+  if (retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(retryAfterSeconds));
   sendJson(res, status.code, status);
 }
+
+/** The API server's `Authorization: Bearer` reading: the scheme in any case, the token up to a space. */
+export function bearerToken(header: string | undefined): string | undefined {
+  const m = /^bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return m?.[1];
+}
+
+/** What every Kubernetes API server answers about itself, to any authenticated caller. */
+const HealthPaths: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/livez']);
+
+/** The non-resource paths served: discovery and OpenAPI. */
+function servesPath(path: string): boolean {
+  return (
+    path === '/apis' ||
+    path === `/apis/${PackagesGroup}` ||
+    path === `/apis/${PackagesApiVersion}` ||
+    path === '/openapi/v2' ||
+    path === '/openapi/v3' ||
+    path === `/openapi/v3/apis/${PackagesApiVersion}`
+  );
+}
+
+const pathNotFound = (path: string): Status =>
+  failure(404, 'NotFound', `the server could not find the requested resource (${path})`);

@@ -21,6 +21,7 @@ export type StatusReason =
   | 'NotAcceptable'
   | 'Expired'
   | 'Gone'
+  | 'TooManyRequests'
   | 'InternalError';
 
 export interface Status {

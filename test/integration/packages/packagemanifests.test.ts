@@ -18,6 +18,9 @@ import type { PackageManifest } from '../../../src/apis/packages.js';
 import { catalogConfigMapData } from '../../../src/cli/commands/start.js';
 import { Builtin } from '../../../src/kube/resources.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
+import { defaultPackageApiAddress } from '../../../src/server/packageserver/listen.js';
+import { IconPolicy } from '../../../src/web/icon-policy.js';
+import { adminTls, rawHttps } from '../../support/users.js';
 import { eventually, freshNamespace } from '../support.js';
 import {
   client,
@@ -69,7 +72,7 @@ let stopManager: () => Promise<void>;
 
 beforeAll(async () => {
   ({ manager, stop: stopManager } = await managerWithPackageApi({
-    packageApiAddr: '127.0.0.1:0',
+    packageApiAddr: defaultPackageApiAddress(),
     catalog: globalCatalog,
     displayName: 'Bosun samples',
   }));
@@ -388,6 +391,31 @@ describe.skipIf(!corpus)('the PackageManifest API over the OperatorHub corpus (B
       const iconRes = await kubectl('get', '--raw', `${base}/namespaces/${ns}/packagemanifests/etcd/icon`);
       expect(iconRes.code).toBe(0);
       expect(Buffer.from(iconRes.out, 'latin1').subarray(1, 4).toString()).toBe('PNG');
+
+      // Every real icon is still served as the image it is (the policy turns only what no <img>
+      // shows into a download), sandboxed and not sniffed.
+      const admin = await adminTls(inject('kubeconfig'));
+      const served: Record<string, number> = {};
+      for (const p of items) {
+        const declared = p.status.channels.find((c) => c.name === p.status.defaultChannel)?.currentCSVDesc
+          .icon?.[0]?.mediatype;
+        const res = await rawHttps(
+          admin.server,
+          `${base}/namespaces/${ns}/packagemanifests/${p.metadata.name}/icon`,
+          {
+            ...(admin.cert ? { cert: admin.cert, key: admin.key! } : {}),
+            ...(admin.ca ? { ca: admin.ca } : {}),
+          },
+        );
+        expect(res.status, p.metadata.name).toBe(200);
+        const type = String(res.headers['content-type']);
+        served[type] = (served[type] ?? 0) + 1;
+        if (declared) expect(type, p.metadata.name).toBe(declared.trim().toLowerCase());
+        expect(res.headers['content-disposition'], p.metadata.name).toBe('inline');
+        expect(res.headers['x-content-type-options'], p.metadata.name).toBe('nosniff');
+        expect(res.headers['content-security-policy'], p.metadata.name).toBe(IconPolicy);
+      }
+      console.log(`[packagemanifests] corpus icons served by type: ${JSON.stringify(served)}`);
     } finally {
       await remove(Resources.CatalogSource, ns, 'corpus');
       await remove(Builtin.Namespace, '', ns);
