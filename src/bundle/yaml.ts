@@ -9,9 +9,15 @@
  * for manifests: timestamps stay strings, duplicate keys are errors. Plain block YAML, which most
  * catalogs and manifests are, is read by yaml-block.ts instead, with the same outcome in about
  * half the time (`npm run bench -- catalog`: catalog.decode.yaml against catalog.decode.yaml.jsyaml).
+ *
+ * Every document is held to DocumentLimits (document-limits.ts): its size before it is parsed,
+ * its nesting, and what its aliases expand to, each refused with a problem naming the file and
+ * the document, never an exception, a hang or a runaway allocation.
  */
 import jsyaml from 'js-yaml';
 import type { Problem } from '../util/result.js';
+import { DocumentLimits, documentTooLarge, largestYamlDocument, unalias } from './document-limits.js';
+import { position } from './json-stream.js';
 import { parseJsonStream } from './json-stream.js';
 import { readBlockYaml } from './yaml-block.js';
 
@@ -34,25 +40,40 @@ export function parseYamlStream(text: string, file: string, opts: YamlOptions = 
     const json = parseJsonStream(source, file);
     return json.ok ? { ok: true, docs: json.docs.map((value, index) => ({ index, value })) } : json;
   }
+  if (source.length > DocumentLimits.maxDocumentChars) {
+    const largest = largestYamlDocument(source);
+    if (largest.chars > DocumentLimits.maxDocumentChars) {
+      const where = `the document at ${position(source, largest.start)}`;
+      return { ok: false, problem: { file, message: documentTooLarge(largest.chars, where) } };
+    }
+  }
   // Most catalogs and manifests are plain block YAML, which a faster reader reads the same way.
+  // It reads no anchors or aliases and nothing deeper than js-yaml would.
   const fast = readBlockYaml(source);
   if (fast) return { ok: true, docs: fast };
+  // Only a document with an anchor (`&`) can have aliases to expand.
+  const mayAlias = source.includes('&');
   const load = (json: boolean): ParsedDoc[] => {
     const docs: ParsedDoc[] = [];
     let index = 0;
     jsyaml.loadAll(
       source,
       (value) => {
-        if (value !== null && value !== undefined) docs.push({ index, value });
+        if (value !== null && value !== undefined) {
+          const tree = mayAlias ? unalias(value, `document ${index + 1}`) : { ok: true as const, value };
+          if (!tree.ok) throw new LimitExceeded(tree.message);
+          docs.push({ index, value: tree.value });
+        }
         index++;
       },
-      { schema: jsyaml.CORE_SCHEMA, filename: file, json },
+      loadOptions(file, json),
     );
     return docs;
   };
   try {
     return { ok: true, docs: load(false) };
   } catch (err) {
+    if (err instanceof LimitExceeded) return { ok: false, problem: { file, message: err.message } };
     const problem = { file, message: describeYamlError(err) };
     if (
       opts.onDuplicateKey &&
@@ -68,12 +89,30 @@ export function parseYamlStream(text: string, file: string, opts: YamlOptions = 
         });
         return { ok: true, docs };
       } catch (again) {
-        return { ok: false, problem: { file, message: describeYamlError(again) } };
+        const message = again instanceof LimitExceeded ? again.message : describeYamlError(again);
+        return { ok: false, problem: { file, message } };
       }
     }
     return { ok: false, problem };
   }
 }
+
+/**
+ * js-yaml's options: the core schema, and its own depth limit (which its typings do not declare)
+ * set to the codec's, which is also its default.
+ */
+function loadOptions(file: string, json: boolean): jsyaml.LoadOptions {
+  const opts: jsyaml.LoadOptions & { maxDepth: number } = {
+    schema: jsyaml.CORE_SCHEMA,
+    filename: file,
+    json,
+    maxDepth: DocumentLimits.maxDepth,
+  };
+  return opts;
+}
+
+/** A document past DocumentLimits, found while js-yaml reads the stream. */
+class LimitExceeded extends Error {}
 
 export interface YamlOptions {
   /**
