@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { UserError } from '../util/errors.js';
+import { terminalSafe } from './output.js';
 import {
   type Command,
   type CommandContext,
@@ -52,8 +53,17 @@ function processContext(): CommandContext {
   return { stdout: process.stdout, stderr: process.stderr, cwd: process.cwd(), env: process.env };
 }
 
-/** Runs the CLI and returns its exit code: 0 success, 1 failure, 2 bad command line. */
-export async function main(argv: string[], ctx: CommandContext = processContext()): Promise<number> {
+/**
+ * Runs the CLI and returns its exit code: 0 success, 1 failure, 2 bad command line. Everything a
+ * command prints goes through terminalSafe: names and messages from catalogs, bundles and
+ * clusters cannot act on the terminal (util/terminal.ts).
+ */
+export async function main(argv: string[], given: CommandContext = processContext()): Promise<number> {
+  const ctx: CommandContext = {
+    ...given,
+    stdout: terminalSafe(given.stdout),
+    stderr: terminalSafe(given.stderr),
+  };
   try {
     const { path, rest } = findCommand(root, argv);
     const { values, positionals } = parseInvocation(path, rest);

@@ -5,6 +5,7 @@
  * half minute, so a log shows the build advancing without thousands of lines.
  */
 import type { BuildStatus } from '../cluster/build.js';
+import { rawStream } from './output.js';
 import type { CommandContext } from './command.js';
 
 export interface Progress {
@@ -21,7 +22,8 @@ export function progressReporter(ctx: Pick<CommandContext, 'stderr'>, now = () =
   let lastPrinted = 0;
   let lastSteps = '';
   const clear = () => {
-    if (live) ctx.stderr.write('\r\x1b[K');
+    // Back to the line's start and erase it: Bosun's own sequence, past the escaping of output.
+    if (live) rawStream(ctx.stderr).write('\r\x1b[K');
     live = false;
   };
   return {

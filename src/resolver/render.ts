@@ -13,6 +13,7 @@ import {
   type ResolutionResult,
   RuleOutKind,
 } from './types.js';
+import { escapeControls } from '../util/terminal.js';
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
@@ -179,7 +180,7 @@ export function explainText(result: ResolutionResult): string {
       out.push('', 'Why:');
       explanationProse(result.explanation, out);
     }
-    return `${out.join('\n')}\n`;
+    return lines(out);
   }
   out.push(`Cannot resolve: ${result.message}`);
   for (const p of result.problems ?? [])
@@ -200,5 +201,10 @@ export function explainText(result: ResolutionResult): string {
       `Not resolved because the namespace resolves as a whole: ${others.map((s) => s.subscription).join(', ')}`,
     );
   }
-  return `${out.join('\n')}\n`;
+  return lines(out);
+}
+
+/** The lines of a text, each kept one line: the names and messages they quote cannot start another. */
+function lines(out: readonly string[]): string {
+  return `${out.map((l) => escapeControls(l)).join('\n')}\n`;
 }

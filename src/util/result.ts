@@ -2,6 +2,8 @@
  * Expected outcomes are values, not exceptions: parsing, validation and resolution return a
  * Result so that callers can collect every problem in one pass and decide what to print.
  */
+import { escapeControls } from './terminal.js';
+
 export type Result<T, E = Problem[]> = { ok: true; value: T } | { ok: false; errors: E };
 
 export const ok = <T>(value: T): { ok: true; value: T } => ({ ok: true, value });
@@ -21,7 +23,14 @@ export interface Problem {
   message: string;
 }
 
-/** Renders a problem as one line: `file: object: field: message`, leaving out what is unknown. */
+/**
+ * Renders a problem as one line: `file: object: field: message`, leaving out what is unknown.
+ * Its parts quote input (names, paths inside archives), so their control characters, newlines
+ * included, are shown as escapes: a problem cannot rewrite the terminal or forge a line.
+ */
 export function formatProblem(p: Problem): string {
-  return [p.file, p.object, p.field, p.message].filter((s) => s !== undefined && s !== '').join(': ');
+  return [p.file, p.object, p.field, p.message]
+    .filter((s) => s !== undefined && s !== '')
+    .map((s) => escapeControls(s!))
+    .join(': ');
 }

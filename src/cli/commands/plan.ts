@@ -24,6 +24,7 @@ import { KubeClient, objectPath } from '../../kube/client.js';
 import { isNotFound } from '../../kube/errors.js';
 import { withClusterClient } from '../cluster-client.js';
 import { UserError, UsageError } from '../../util/errors.js';
+import { escapeControls } from '../../util/terminal.js';
 import { type Command, str } from '../command.js';
 
 interface PlanReport {
@@ -161,7 +162,7 @@ async function planReport(
 
 function formatReport(r: PlanReport): string {
   const lines: string[] = [];
-  if (!r.installPlan) return `Subscription ${r.namespace}/${r.subscription} has no InstallPlan yet\n`;
+  if (!r.installPlan) return textOf([`Subscription ${r.namespace}/${r.subscription} has no InstallPlan yet`]);
   const ip = r.installPlan;
   lines.push(
     `Subscription ${r.namespace}/${r.subscription}: ${r.from ?? '(nothing installed)'} -> ${r.to.join(', ')}`,
@@ -169,7 +170,7 @@ function formatReport(r: PlanReport): string {
   );
   if (r.objects.length === 0) {
     lines.push('its steps are not planned yet');
-    return `${lines.join('\n')}\n`;
+    return textOf(lines);
   }
   lines.push(...formatPath(r));
   lines.push(r.crdSafety.safe ? 'CRD safety: safe' : 'CRD safety: UNSAFE, the plan would be refused:');
@@ -187,7 +188,12 @@ function formatReport(r: PlanReport): string {
           .map((l) => `      ${l}`),
       );
   }
-  return `${lines.join('\n')}\n`;
+  return textOf(lines);
+}
+
+/** The report's lines, each kept one line: names, findings and diffs from the cluster cannot start another. */
+function textOf(lines: readonly string[]): string {
+  return `${lines.map((l) => escapeControls(l)).join('\n')}\n`;
 }
 
 function formatPath(r: PlanReport): string[] {

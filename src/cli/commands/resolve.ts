@@ -5,6 +5,7 @@
  */
 import type { ResolutionResult } from '../../resolver/index.js';
 import { UsageError } from '../../util/errors.js';
+import { escapeControls } from '../../util/terminal.js';
 import { type Command, type CommandContext, type Options, str, strs, type Values } from '../command.js';
 import { readInput } from './resolve/input.js';
 
@@ -97,13 +98,16 @@ export function resolveJSON(r: ResolutionResult): unknown {
 
 function planText(r: ResolutionResult): string {
   if (!r.ok)
-    return `Cannot resolve: ${r.message}\nRun 'bosun explain' with the same flags for every candidate and why it was ruled out.\n`;
+    return `Cannot resolve: ${escapeControls(r.message)}\nRun 'bosun explain' with the same flags for every candidate and why it was ruled out.\n`;
   if (r.steps.length === 0) return 'Nothing to install or upgrade.\n';
   return `${r.steps
     .map((s) => {
       const what = s.replaces ? `upgrade ${s.replaces} to ${s.bundle}` : `install ${s.bundle}`;
       const why = s.subscription ? `for subscription ${s.subscription}` : 'as a dependency';
-      return `${what} (${s.version}) from channel ${s.channel} of catalog ${s.catalog}, ${why}`;
+      // One line per step: the names it quotes cannot start another.
+      return escapeControls(
+        `${what} (${s.version}) from channel ${s.channel} of catalog ${s.catalog}, ${why}`,
+      );
     })
     .join('\n')}\n`;
 }

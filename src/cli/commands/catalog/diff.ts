@@ -1,5 +1,6 @@
 import { type Change, diffCatalogs } from '../../../catalog/diff.js';
 import { formatProblem } from '../../../util/result.js';
+import { escapeControls } from '../../../util/terminal.js';
 import { bool, type Command } from '../../command.js';
 import { renderInput } from './inputs.js';
 import { argPath, displayProblem, OutputMode, outputMode, outputOption, plural } from './report.js';
@@ -37,6 +38,7 @@ export const diffCommand: Command = {
   },
 };
 
+/** One line per change: the names it quotes cannot start another. */
 function line(c: Change): string {
-  return `${c.breaking ? 'BREAKING ' : '         '}${c.package}: ${c.message}`;
+  return `${c.breaking ? 'BREAKING ' : '         '}${escapeControls(`${c.package}: ${c.message}`)}`;
 }

@@ -4,6 +4,7 @@ import { type PackageDoc, Schema } from '../../../apis/fbc.js';
 import { dns1123LabelError } from '../../../bundle/names.js';
 import { CatalogFormat, encodeDocuments } from '../../../catalog/encode.js';
 import { UsageError, UserError } from '../../../util/errors.js';
+import { dataStream } from '../../output.js';
 import { type Command, str } from '../../command.js';
 import { argPath } from './report.js';
 import { formatOption, parseFormat } from './shared.js';
@@ -54,7 +55,7 @@ export const initCommand: Command = {
     }
     const descFile = str(values, 'description');
     if (descFile) doc.description = (await readOrFail(argPath(ctx, descFile))).toString('utf8');
-    ctx.stdout.write(encodeDocuments([doc as unknown as Record<string, unknown>], format));
+    dataStream(ctx.stdout).write(encodeDocuments([doc as unknown as Record<string, unknown>], format));
     return 0;
   },
 };

@@ -1,5 +1,6 @@
 import { streamWriter, writeConfig } from '../../../catalog/encode.js';
 import { formatProblem } from '../../../util/result.js';
+import { dataStream } from '../../output.js';
 import { type Command, str } from '../../command.js';
 import { renderInputs } from './inputs.js';
 import { argPath, displayProblem } from './report.js';
@@ -26,7 +27,7 @@ export const renderCommand: Command = {
     for (const w of r.warnings) ctx.stderr.write(`warning: ${formatProblem(displayProblem(ctx, w))}\n`);
     for (const e of r.errors) ctx.stderr.write(`error: ${formatProblem(displayProblem(ctx, e))}\n`);
     if (r.errors.length) return 1;
-    await writeConfig(r.config, format, streamWriter(ctx.stdout));
+    await writeConfig(r.config, format, streamWriter(dataStream(ctx.stdout)));
     return 0;
   },
 };

@@ -7,6 +7,8 @@
 import { resolve, sep } from 'node:path';
 import { UsageError } from '../../../util/errors.js';
 import { formatProblem, type Problem } from '../../../util/result.js';
+import { escapeControls } from '../../../util/terminal.js';
+import { rawStream } from '../../output.js';
 import { type CommandContext, type OptionSpec, str, type Values } from '../../command.js';
 
 export const OutputMode = {
@@ -70,7 +72,8 @@ export function emitReport(ctx: CommandContext, mode: OutputMode, report: Report
   } else {
     for (const w of warnings) ctx.stderr.write(`warning: ${formatProblem(w)}\n`);
     for (const e of errors) ctx.stderr.write(`error: ${formatProblem(e)}\n`);
-    (report.ok ? ctx.stdout : ctx.stderr).write(`${summary}\n`);
+    // One line by contract, though it names packages, bundles and channels from the input.
+    (report.ok ? ctx.stdout : ctx.stderr).write(`${escapeControls(summary)}\n`);
   }
   return report.ok ? 0 : 1;
 }
@@ -94,7 +97,8 @@ export function progressLine(
   const fn = (done: number, total: number) => {
     if (!tty) return;
     shown = true;
-    ctx.stderr.write(`\r${label}: ${done}/${total}`);
+    rawStream(ctx.stderr).write('\r'); // back to the line's start, on purpose
+    ctx.stderr.write(`${label}: ${done}/${total}`);
   };
   return Object.assign(fn, {
     end: () => {

@@ -16,6 +16,7 @@ import {
 } from '../../../catalog/semver-template.js';
 import { UserError } from '../../../util/errors.js';
 import { formatProblem, type Problem } from '../../../util/result.js';
+import { dataStream } from '../../output.js';
 import { type Command, type CommandContext, str } from '../../command.js';
 import { argPath, displayProblem } from './report.js';
 import { formatOption, imageTemplateOption, parseFormat } from './shared.js';
@@ -90,7 +91,7 @@ const semverCommand: Command = {
     cfg.packages.push(result.value.package);
     cfg.channels.push(...result.value.channels);
     cfg.bundles.push(...docs.values());
-    ctx.stdout.write(await encodeConfig(cfg, format));
+    dataStream(ctx.stdout).write(await encodeConfig(cfg, format));
     return 0;
   },
 };
