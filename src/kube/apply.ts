@@ -10,7 +10,7 @@
  * sent as the JSON it is, through KubeClient, to the resource discovery names for its kind.
  */
 import type { KubeObject, ObjectMeta } from '../apis/meta.js';
-import type { KubeClient } from './client.js';
+import type { Impersonation, KubeClient } from './client.js';
 import { isNotFound } from './errors.js';
 
 export const FieldManager = 'bosun';
@@ -89,8 +89,27 @@ export class Applier {
   constructor(
     private readonly client: KubeClient,
     private readonly fieldManager: string = FieldManager,
+    discovery?: Discovery,
   ) {
-    this.discovery = new Discovery(client);
+    this.discovery = discovery ?? new Discovery(client);
+  }
+
+  /**
+   * An Applier whose writes are made as `as.user` (KubeClient.impersonating), under the same
+   * field manager. Discovery stays this Applier's: which resource serves a kind is the same for
+   * every user, and the cache is kept.
+   */
+  impersonating(as: Impersonation): Applier {
+    return new Applier(this.client.impersonating(as), this.fieldManager, this.discovery);
+  }
+
+  /** The resource that serves a kind (its plural name) and whether it is namespaced, or undefined. */
+  async resourceFor(
+    apiVersion: string,
+    kind: string,
+  ): Promise<{ name: string; namespaced: boolean } | undefined> {
+    const found = await this.discovery.lookup(apiVersion, kind);
+    return found && { name: found.name, namespaced: found.namespaced };
   }
 
   /**

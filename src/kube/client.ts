@@ -5,7 +5,8 @@
  * (client-node's typed clients turn timestamps into `Date`s and drop fields their models do not
  * know), so every request of Bosun's goes through here, over one keep-alive connection pool kept
  * for as long as the TLS material stays the same. Failures are thrown as ApiError, with the raw
- * body, which src/kube/errors.ts reads.
+ * body, which src/kube/errors.ts reads. A client derived with `impersonating` makes its requests
+ * as another user (an install scoped to an OperatorGroup's ServiceAccount) over the same pool.
  */
 import http from 'node:http';
 import https from 'node:https';
@@ -54,10 +55,50 @@ interface Connection {
   agent: http.Agent;
 }
 
+/**
+ * Who a derived client acts as (`KubeClient.impersonating`): a ServiceAccount, by the user name
+ * the API server knows it by, `system:serviceaccount:<namespace>:<name>`.
+ */
+export interface Impersonation {
+  readonly user: string;
+}
+
 export class KubeClient {
   private agent: { key: string; agent: http.Agent } | undefined;
+  /** For a derived client: the client whose connections it uses. */
+  private pool: KubeClient = this;
+  /** For a derived client: who its requests are made as. */
+  private as: Impersonation | undefined;
 
   constructor(readonly access: ClusterAccess) {}
+
+  /** Who this client's requests are made as, when it is an impersonating one. */
+  get impersonation(): Impersonation | undefined {
+    return this.as;
+  }
+
+  /**
+   * A client whose requests are made as `as.user` (the `Impersonate-User` header) with this
+   * client's credentials and over its connections, so installs scoped to a ServiceAccount open
+   * no connections of their own. The API server decides each request as that user: the
+   * credentials need `impersonate` on the user (for a ServiceAccount, `impersonate` on
+   * `serviceaccounts`), and the ServiceAccount's own permissions are what count. No
+   * `Impersonate-Group` is sent: for a ServiceAccount the API server adds its groups itself
+   * (`system:serviceaccounts`, `system:serviceaccounts:<namespace>`, `system:authenticated`),
+   * whereas naming groups would need `impersonate` on `groups`, the right to claim any group,
+   * `system:masters` included.
+   */
+  impersonating(as: Impersonation): KubeClient {
+    if (this.as !== undefined)
+      throw new Error(`a client impersonating ${this.as.user} cannot impersonate again`);
+    // A header value with a line break would be refused by Node anyway; refuse it by name first.
+    if (as.user === '' || /[\r\n\0]/.test(as.user))
+      throw new Error(`cannot impersonate ${JSON.stringify(as.user)}`);
+    const derived = new KubeClient(this.access);
+    derived.pool = this;
+    derived.as = as;
+    return derived;
+  }
 
   /** The API server's base URL. */
   get server(): string {
@@ -104,6 +145,7 @@ export class KubeClient {
 
   /** Closes idle keep-alive connections (at shutdown, so the process can exit). */
   close(): void {
+    if (this.pool !== this) return; // a derived client's connections are its parent's
     this.agent?.agent.destroy();
     this.agent = undefined;
   }
@@ -113,12 +155,18 @@ export class KubeClient {
     for (const [k, v] of Object.entries(opts.query ?? {})) {
       if (v !== undefined) url.searchParams.set(k, String(v));
     }
-    const { headers, agent } = await this.connection();
+    const { headers, agent } = await this.pool.connection();
     const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     const requestHeaders: http.OutgoingHttpHeaders = {
       ...headers,
       Accept: opts.accept ?? 'application/json',
     };
+    if (this.as !== undefined) {
+      // Whatever the credentials say about impersonation gives way to this client's user.
+      for (const k of Object.keys(requestHeaders))
+        if (k.toLowerCase().startsWith('impersonate-')) delete requestHeaders[k];
+      requestHeaders['Impersonate-User'] = this.as.user;
+    }
     if (body !== undefined) {
       requestHeaders['Content-Type'] = opts.contentType ?? 'application/json';
       requestHeaders['Content-Length'] = Buffer.byteLength(body);

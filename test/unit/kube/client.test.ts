@@ -1,3 +1,4 @@
+import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clusterAccess } from '../../../src/kube/access.js';
@@ -55,6 +56,72 @@ describe('KubeClient', () => {
     );
     const client = new KubeClient(clusterAccess(config));
     await expect(client.request({ path: '/version', timeoutMs: 200 })).rejects.toThrow(/abort|timeout/i);
+    client.close();
+  });
+});
+
+describe('KubeClient.impersonating', () => {
+  let server: HttpServer | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    await new Promise((r) => (server ? server.close(r) : r(undefined)));
+  });
+
+  /** A plain HTTP server that answers each request with the headers it got and its socket's port. */
+  async function echo(): Promise<KubeClient> {
+    server = createHttpServer((req, res) => {
+      res.setHeader('Content-Type', 'application/json');
+      res.end(JSON.stringify({ headers: req.headersDistinct, port: req.socket.remotePort }));
+    });
+    const port = await new Promise<number>((resolve) =>
+      server!.listen(0, '127.0.0.1', () => resolve((server!.address() as { port: number }).port)),
+    );
+    const config = parseKubeconfig(
+      [
+        `clusters: [{name: c, cluster: {server: "http://127.0.0.1:${port}"}}]`,
+        'users: [{name: u, user: {token: t}}]',
+        'contexts: [{name: x, context: {cluster: c, user: u}}]',
+        'current-context: x',
+      ].join('\n'),
+      'test',
+    );
+    return new KubeClient(clusterAccess(config));
+  }
+  type Echo = { headers: Record<string, string[]>; port: number };
+
+  it('sends the user as Impersonate-User with the same credentials, over the same connections', async () => {
+    const client = await echo();
+    const scoped = client.impersonating({ user: 'system:serviceaccount:team:installer' });
+    const plain = await client.request<Echo>({ path: '/a' });
+    const as = await scoped.request<Echo>({ path: '/b' });
+    expect(plain.headers['impersonate-user']).toBeUndefined();
+    expect(as.headers['impersonate-user']).toEqual(['system:serviceaccount:team:installer']);
+    // No groups: the API server gives a ServiceAccount its own, and naming any needs more rights.
+    expect(as.headers['impersonate-group']).toBeUndefined();
+    expect(as.headers.authorization).toEqual(['Bearer t']);
+    expect(as.port).toBe(plain.port);
+    expect(scoped.impersonation).toEqual({ user: 'system:serviceaccount:team:installer' });
+    // Closing the derived client leaves its parent's connections alone.
+    scoped.close();
+    expect((await client.request<Echo>({ path: '/c' })).port).toBe(plain.port);
+    client.close();
+  });
+
+  it.each(['', 'a\r\nImpersonate-Group: system:masters', 'a\nb', 'a\0b'])(
+    'refuses to impersonate %j',
+    async (user) => {
+      const client = await echo();
+      expect(() => client.impersonating({ user })).toThrow(/cannot impersonate/);
+      client.close();
+    },
+  );
+
+  it('does not impersonate twice', async () => {
+    const client = await echo();
+    const scoped = client.impersonating({ user: 'system:serviceaccount:a:b' });
+    expect(() => scoped.impersonating({ user: 'system:serviceaccount:c:d' })).toThrow(
+      /cannot impersonate again/,
+    );
     client.close();
   });
 });
