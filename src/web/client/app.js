@@ -365,7 +365,12 @@ function buildFilters(index) {
             'li',
             {},
             box,
-            h('label', { for: id }, f === Facet.Catalog ? catalogLabel(value) : value, n),
+            h(
+              'label',
+              { for: id },
+              h('span', { class: 'value' }, f === Facet.Catalog ? catalogLabel(value) : value),
+              n,
+            ),
           );
           filters.rows.push({ facet: f, value, li, box, n });
           return li;
@@ -568,8 +573,12 @@ function refreshPackage(p) {
   const meta = [
     p.provider
       ? p.providerUrl
-        ? h('a', { href: p.providerUrl, rel: 'noopener noreferrer', target: '_blank' }, p.provider)
-        : p.provider
+        ? h(
+            'a',
+            { class: 'provider', href: p.providerUrl, rel: 'noopener noreferrer', target: '_blank' },
+            p.provider,
+          )
+        : h('span', { class: 'provider' }, p.provider)
       : undefined,
     p.version ? `version ${p.version}` : undefined,
     `catalog ${catalogLabel(p.catalog)}`,
@@ -791,7 +800,13 @@ function renderEntries(channel) {
   return h(
     'details',
     { class: 'entries' },
-    h('summary', {}, `The ${channel.entries.length} versions of ${channel.name} as a table`),
+    h(
+      'summary',
+      {},
+      `The ${channel.entries.length} versions of `,
+      h('span', { class: 'name' }, channel.name),
+      ' as a table',
+    ),
     h(
       'div',
       { class: 'table-wrap' },

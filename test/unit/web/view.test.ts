@@ -9,7 +9,9 @@ import { packageManifests } from '../../../src/packages/projection.js';
 import {
   type CatalogContent,
   channelViews,
+  clipLabel,
   installViews,
+  MaxLabelChars,
   packageDetail,
   packageIcon,
   packageSummary,
@@ -55,6 +57,45 @@ describe('packageSummary', () => {
       installs: [],
     });
     expect(s.icon).toMatch(/^api\/icons\/olm%2Fsamples\/bosun-sample\?v=[0-9a-f]{16}$/);
+  });
+});
+
+describe('names a card shows, from a catalog that makes them as long as it likes', () => {
+  const long = (letter: string, n: number) => letter.repeat(n);
+  const withLongNames = (): PackageManifest => {
+    const m = structuredClone(manifest('bosun-sample'));
+    for (const c of m.status.channels) {
+      const d = c.currentCSVDesc;
+      d.displayName = long('M', 1_000_000);
+      d.provider = { name: long('W', 50_000) };
+      d.keywords = [long('k', 20_000), 'short'];
+      d.annotations = {
+        ...d.annotations,
+        categories: `${long('c', 10_000)},Tools`,
+        capabilities: long('l', 10_000),
+      };
+    }
+    return m;
+  };
+
+  it('are cut to MaxLabelChars, ending in …, and short ones are kept whole', () => {
+    const s = packageSummary(samples, withLongNames());
+    expect(s.displayName).toBe(`${long('M', MaxLabelChars - 1)}…`);
+    expect(s.provider).toBe(`${long('W', MaxLabelChars - 1)}…`);
+    expect(s.keywords).toEqual([`${long('k', MaxLabelChars - 1)}…`, 'short']);
+    expect(s.categories).toEqual([`${long('c', MaxLabelChars - 1)}…`, 'Tools']);
+    expect(s.capability).toBe(`${long('l', MaxLabelChars - 1)}…`);
+    // Nothing in a card's JSON is longer than a label or the first paragraph (280).
+    const strings = JSON.stringify(s).match(/"(?:[^"\\]|\\.)*"/g) ?? [];
+    expect(Math.max(...strings.map((x) => x.length))).toBeLessThanOrEqual(282);
+  });
+
+  it('never cuts a character in half', () => {
+    const emoji = '\u{1F680}'; // two UTF-16 units
+    const text = `${long('a', MaxLabelChars - 2)}${emoji}${emoji}`;
+    const clipped = clipLabel(text);
+    expect(clipped).toBe(`${long('a', MaxLabelChars - 2)}…`);
+    expect(clipLabel(long('b', MaxLabelChars))).toBe(long('b', MaxLabelChars));
   });
 });
 
