@@ -6,7 +6,7 @@
  * Like opm, documents may be split over files any way the author likes; unlike opm, only files
  * named `*.yaml`, `*.yml` or `*.json` are read, so a README beside the catalog does not break it.
  */
-import { closeSync, fstatSync, openSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync } from 'node:fs';
 import { open, readdir, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type DeclarativeConfig, emptyConfig, Schema } from '../apis/fbc.js';
@@ -30,6 +30,7 @@ import {
 } from './payloads.js';
 import { setOrigin } from './origin.js';
 import { checkDocument, schemaProblems } from './schema.js';
+import { catalogFileTooLarge, CatalogLimits, catalogTooLarge, payloadTooLarge } from './limits.js';
 import { objectName } from './validate.js';
 import type { ErrorObject } from 'ajv';
 
@@ -43,12 +44,16 @@ export async function loadCatalog(dir: string): Promise<Result<DeclarativeConfig
   const problems: Problem[] = [];
   const files = await listCatalogFiles(dir, problems);
   const cfg = emptyConfig();
+  // A catalog too large as a whole is refused before any of it is read.
+  const listed = files.reduce((n, rel) => n + sizeOf(join(dir, rel)), 0);
+  if (listed > CatalogLimits.maxCatalogBytes) return fail([{ file: dir, message: catalogTooLarge(listed) }]);
   // One file after another, in order (which keeps the outcome deterministic), each read whole
   // into one buffer used again for the next: fresh memory for every file cost more in page
   // faults than the reading itself. Concurrent asynchronous reads left this thread waiting, and
   // worker threads cost as much copying the documents back as they saved parsing (measured on
   // the corpus catalog).
   let buffer = Buffer.allocUnsafe(0);
+  let total = 0;
   for (const rel of files) {
     const file = join(dir, rel);
     let identity: FileIdentity;
@@ -59,6 +64,12 @@ export async function loadCatalog(dir: string): Promise<Result<DeclarativeConfig
         identity = fstatSync(fd);
         const tooLarge = catalogFileTooLarge(identity.size);
         if (tooLarge) throw new Error(tooLarge);
+        total += identity.size;
+        if (total > CatalogLimits.maxCatalogBytes) {
+          // Nothing after this file is read: the catalog is refused whole.
+          problems.push({ file, message: catalogTooLarge(total) });
+          break;
+        }
         if (identity.size > buffer.length)
           buffer = Buffer.allocUnsafe(Math.max(identity.size, 2 * buffer.length));
         if (!readFullySync(fd, buffer, identity.size, 0)) {
@@ -78,17 +89,23 @@ export async function loadCatalog(dir: string): Promise<Result<DeclarativeConfig
 }
 
 /**
- * A catalog file is parsed whole, and text longer than V8's longest string (about 512 MiB)
- * cannot be; such a file is refused by its size before it is read.
+ * The load worker's heap is capped: content that needs more to parse than any real catalog
+ * (the corpus's, 128 MB, parses in a fraction of this) ends the worker, not the manager, and is
+ * refused as a problem of that catalog while the last good content stays.
  */
-const MAX_CATALOG_FILE_BYTES = 500 * 2 ** 20;
+export const LoadWorkerHeapMiB = 2048;
+const startLoadWorker = workerStarter(import.meta.url, 'load-worker', {
+  resourceLimits: { maxOldGenerationSizeMb: LoadWorkerHeapMiB },
+});
 
-function catalogFileTooLarge(size: number): string | undefined {
-  if (size <= MAX_CATALOG_FILE_BYTES) return undefined;
-  return `the file is ${(size / 2 ** 20).toFixed(0)} MiB; a catalog file is read whole and must stay under ${MAX_CATALOG_FILE_BYTES / 2 ** 20} MiB: split its documents over several files of the catalog directory`;
+/** A file's size as listed (0 if it went away: reading it then says so). */
+function sizeOf(file: string): number {
+  try {
+    return lstatSync(file).size;
+  } catch {
+    return 0;
+  }
 }
-
-const startLoadWorker = workerStarter(import.meta.url, 'load-worker');
 
 /** Smaller content is parsed in this thread: a worker's start costs more than its garbage. */
 const WORKER_THRESHOLD_BYTES = 4 * 2 ** 20;
@@ -107,12 +124,24 @@ export async function parseFileParts(
 ): Promise<void> {
   const size = parts.reduce((n, p) => n + p.length, 0);
   if (startLoadWorker && size >= WORKER_THRESHOLD_BYTES) {
-    const [answer] = await runInWorkers<LoadRequest, LoadAnswer>(
-      [{ file, parts }],
-      1,
-      startLoadWorker,
-      (r) => `reading ${r.file}`,
-    );
+    let answer: LoadAnswer | undefined;
+    try {
+      [answer] = await runInWorkers<LoadRequest, LoadAnswer>(
+        [{ file, parts }],
+        1,
+        startLoadWorker,
+        (r) => `reading ${r.file}`,
+      );
+    } catch (err) {
+      const outOfMemory = (err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
+      problems.push({
+        file: parts.map((p) => p.name).join(', '),
+        message: outOfMemory
+          ? `cannot be parsed within ${LoadWorkerHeapMiB} MiB of memory; no real catalog comes near that`
+          : `cannot be parsed: ${(err as Error).message}`,
+      });
+      return;
+    }
     const interned = new Map<string, string>();
     answer!.parts.forEach((parsed, i) => {
       if (!parsed.ok) return problems.push(parsed.problem);
@@ -141,7 +170,13 @@ export async function readIdentified(
     const st = await handle.stat();
     const tooLarge = catalogFileTooLarge(st.size);
     if (tooLarge) throw new Error(tooLarge);
-    const bytes = await handle.readFile();
+    // Exactly the size checked: a file that grows meanwhile is not read past it.
+    const bytes = Buffer.allocUnsafe(st.size);
+    for (let done = 0; done < st.size;) {
+      const { bytesRead } = await handle.read(bytes, done, st.size - done, done);
+      if (bytesRead === 0) throw new Error('the file ended while it was being read');
+      done += bytesRead;
+    }
     return { ok: true, bytes, identity: { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs } };
   } catch (err) {
     return { ok: false, problem: { file, message: `cannot read: ${(err as Error).message}` } };
@@ -279,6 +314,12 @@ export function liftAndParse(
     };
   }
   const lifted = liftPayloads(bytes);
+  const huge = lifted.lengths.findIndex((n) => n > CatalogLimits.maxPayloadChars);
+  if (huge !== -1)
+    return {
+      ok: false,
+      problem: { file, message: payloadTooLarge(lifted.lengths[huge]!, lifted.offsets[huge]!) },
+    };
   const parsed = parseText(lifted.text, file);
   if (parsed.ok) return { ...parsed, lifted };
   // A syntax error is reported from the original text, so its line and column are the file's.

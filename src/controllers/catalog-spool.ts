@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FilePart } from '../catalog/load-worker.js';
+import { catalogFileTooLarge, maxCatalogFileBytes } from '../catalog/limits.js';
 import { addToDigest } from './catalogsource-content.js';
 import type { CatalogRef } from './context.js';
 
@@ -52,8 +53,17 @@ export class CatalogSpool {
     return { path, digest: `sha256:${hash.digest('hex')}`, parts };
   }
 
-  /** Streams one body (an HTTP response) to a file, hashing it on the way. */
-  async writeStream(ref: CatalogRef, name: string, body: AsyncIterable<Uint8Array>): Promise<Spooled> {
+  /**
+   * Streams one body (an HTTP response) to a file, hashing it on the way. A body that goes past
+   * the catalog file limit is cut off there (`maxBytes`), its file removed, and refused with an
+   * error naming the limit: it never reaches the parser, nor fills the disk.
+   */
+  async writeStream(
+    ref: CatalogRef,
+    name: string,
+    body: AsyncIterable<Uint8Array>,
+    maxBytes = maxCatalogFileBytes(),
+  ): Promise<Spooled> {
     const path = this.nextPath(ref);
     // The same digest as addToDigest gives, fed as the bytes arrive.
     const hash = createHash('sha256').update(name).update('\0');
@@ -63,8 +73,10 @@ export class CatalogSpool {
         body,
         async function* (chunks: AsyncIterable<Uint8Array>) {
           for await (const chunk of chunks) {
-            hash.update(chunk);
             length += chunk.length;
+            if (length > maxBytes)
+              throw new Error(`the body ${catalogFileTooLarge(length, { limit: maxBytes, sofar: true })}`);
+            hash.update(chunk);
             yield chunk;
           }
         },

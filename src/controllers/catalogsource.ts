@@ -28,6 +28,7 @@ import {
 } from './catalogsource-content.js';
 import { emptyConfig } from '../apis/fbc.js';
 import { parseFileParts } from '../catalog/load.js';
+import { catalogFileTooLarge } from '../catalog/limits.js';
 import type { Problem } from '../util/result.js';
 import type { Spooled } from './catalog-spool.js';
 import type { CatalogRef, Controller, ScopedContext } from './context.js';
@@ -391,6 +392,18 @@ async function fetchHttp(
         ok: false,
         reason: CatalogSourceConditionReason.RegistryServerError,
         message: `GET ${address}: HTTP ${res.status} ${res.statusText}`.trim(),
+        address,
+      };
+    }
+    // A body that says it is too large is refused unread; one that does not say is cut off at
+    // the limit while it streams to disk (writeStream).
+    const declared = catalogFileTooLarge(Number(res.headers.get('content-length') ?? 0));
+    if (declared) {
+      await res.body?.cancel();
+      return {
+        ok: false,
+        reason: CatalogSourceConditionReason.RegistryServerError,
+        message: `GET ${address}: the body ${declared}`,
         address,
       };
     }

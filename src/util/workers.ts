@@ -4,21 +4,25 @@
  * one request at a time and gets the next as soon as it answers; answers come back in input
  * order.
  */
-import { Worker } from 'node:worker_threads';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
 
 /**
  * How to start a worker running the module `file` beside `here` (a caller's `import.meta.url`),
  * or undefined where that cannot run: compiled JavaScript always can; TypeScript sources only
  * under tsx (the benchmarks), whose loader the worker then registers first. Under vitest the
- * work stays in the calling thread.
+ * work stays in the calling thread. `options` (e.g. `resourceLimits`) are given to each worker.
  */
-export function workerStarter(here: string, file: string): (() => Worker) | undefined {
-  if (here.endsWith('.js')) return () => new Worker(new URL(`./${file}.js`, here));
+export function workerStarter(
+  here: string,
+  file: string,
+  options: Omit<WorkerOptions, 'eval'> = {},
+): (() => Worker) | undefined {
+  if (here.endsWith('.js')) return () => new Worker(new URL(`./${file}.js`, here), options);
   if (here.endsWith('.ts') && process.execArgv.some((a) => a.includes('tsx'))) {
     const api = import.meta.resolve('tsx/esm/api');
     const worker = new URL(`./${file}.ts`, here).href;
     const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(worker)}); });`;
-    return () => new Worker(boot, { eval: true });
+    return () => new Worker(boot, { ...options, eval: true });
   }
   return undefined;
 }
