@@ -5,6 +5,7 @@
  * or a column shows stays inside it, nothing paints over a neighbour, the page is no wider than
  * the window, and the page is never sent a megabyte name to lay out.
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { launchBrowser } from '../support/browser.js';
 import { LongText, writeLongTextCatalog } from '../support/long-text-catalog.js';
 import { tempDir } from '../support/temp-dir.js';
 import { eventually } from '../integration/support.js';
+import { runBosun } from '../unit/cli/run-bosun.js';
 import {
   bosunProcess,
   checkedPage,
@@ -77,8 +79,9 @@ function overflowsOf(page: Page, selector: string): Promise<Overflow[]> {
         for (const el of container.querySelectorAll('img, svg, input, select, button, pre, code, table'))
           painted.push([el, el.getBoundingClientRect(), '<' + el.tagName.toLowerCase() + '>']);
         for (const [el, rect, what] of painted) {
-          // Not painted at all: in a closed <details>, or hidden.
-          if (!el.checkVisibility()) continue;
+          // Not painted at all: in a closed <details>, hidden, or a card out of view that
+          // content-visibility left unrendered.
+          if (!el.checkVisibility({ contentVisibilityAuto: true })) continue;
           let r = rect;
           for (let a = el; a && a !== container.parentElement; a = a.parentElement) {
             const cs = getComputedStyle(a);
@@ -206,5 +209,54 @@ describe('the web catalog with very long names', () => {
       await expect.poll(() => page.locator('a.card').count()).toBe(8);
       expect(await overflowsOf(page, '#grid > li')).toEqual([]);
     });
+  });
+});
+
+// The same measures on the real OperatorHub corpus, imported and served as a directory.
+const corpus = process.env.BOSUN_CORPUS_DIR;
+const haveCorpus = !!corpus && existsSync(corpus);
+if (!haveCorpus) {
+  process.stderr.write(
+    'test/e2e/long-text.test.ts: the corpus grid is skipped: set BOSUN_CORPUS_DIR to shared/corpus/operatorhub-2021/upstream-community-operators\n',
+  );
+}
+
+describe.skipIf(!haveCorpus)('the web catalog with the OperatorHub corpus (BOSUN_CORPUS_DIR)', () => {
+  it('keeps every card`s content inside its card, screen by screen', { timeout: 600_000 }, async () => {
+    const dir = join(await tempDir('bosun-web-corpus-'), 'corpus');
+    const imported = await runBosun(['catalog', 'import', corpus!, dir, '--skip-invalid']);
+    expect(imported.code, imported.stderr).toBe(0);
+    const served = bosunProcess(['catalog', 'serve', dir, '--addr', '127.0.0.1:0']);
+    try {
+      const base = await eventually(
+        'the URL on the first line',
+        async () => (served.out().includes('\n') ? served.out().split('\n')[0] : undefined),
+        120_000,
+      );
+      const checked = await checkedPage(browser, base);
+      try {
+        const { page } = checked;
+        await page.setViewportSize({ width: 1280, height: 1600 });
+        await openCatalog(page, base);
+        const cards = await page.locator('a.card').count();
+        expect(cards).toBeGreaterThan(150);
+        const height = await page.evaluate<number>('document.documentElement.scrollHeight');
+        for (let y = 0; y < height; y += 1200) {
+          await page.evaluate(`window.scrollTo(0, ${y})`);
+          await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+          expect(await overflowsOf(page, '#grid > li')).toEqual([]);
+        }
+        expect(await overlapsOf(page, '#grid > li')).toEqual([]);
+        expect(await overflowsOf(page, '#filters')).toEqual([]);
+        const size = await pageSize(page);
+        expect(size.width).toBeLessThanOrEqual(size.windowWidth);
+        expect(await violations(page)).toEqual([]);
+        expect(checked.problems).toEqual([]);
+      } finally {
+        await checked.close();
+      }
+    } finally {
+      served.child.kill();
+    }
   });
 });
