@@ -198,6 +198,44 @@ describe.each(TerminalAttacks)('$name, printed by the bosun command', ({ payload
     expect(JSON.parse(c.stdout)).toEqual(JSON.parse(escapeControls(piped.stdout, { keepLayout: true })));
   });
 
+  it('in a channel name: bosun resolve and explain, one line per step', async () => {
+    const dir = await workdir();
+    const docs = [
+      { schema: 'olm.package', name: 'p', defaultChannel: payload },
+      { schema: 'olm.channel', package: 'p', name: payload, entries: [{ name: 'p.v1.0.0' }] },
+      {
+        schema: 'olm.bundle',
+        name: 'p.v1.0.0',
+        package: 'p',
+        image: 'quay.io/example/p:v1.0.0',
+        properties: [{ type: 'olm.package', value: { packageName: 'p', version: '1.0.0' } }],
+      },
+    ];
+    await mkdir(join(dir, 'cat/p'), { recursive: true });
+    await writeFile(join(dir, 'cat/p/catalog.json'), docs.map((d) => JSON.stringify(d)).join('\n'));
+    const sub = (channel: string) =>
+      `apiVersion: operators.coreos.com/v1alpha1\nkind: Subscription\nmetadata: {name: p, namespace: ops}\nspec: {name: p, source: cat, sourceNamespace: ops, channel: ${yamlString(channel)}}\n`;
+    await writeFile(join(dir, 'sub.yaml'), sub(payload));
+    const resolved = await bosun(dir, 'resolve', '--catalog=cat', '--subscription=sub.yaml');
+    expect(resolved.stderr).toBe('');
+    expect(resolved.stdout).toBe(
+      `install p.v1.0.0 (1.0.0) from channel ${escapeControls(payload)} of catalog cat, for subscription p\n`,
+    );
+    const explained = await bosun(dir, 'explain', '--catalog=cat', '--subscription=sub.yaml');
+    expect(explained.code).toBe(0);
+    expectInert(explained, payload);
+    expectNoForgedLine(explained);
+
+    // Unresolvable: the Subscription's channel is not in the catalog, and the message says which.
+    await writeFile(join(dir, 'sub.yaml'), sub(`${payload}-gone`));
+    for (const command of ['resolve', 'explain']) {
+      const r = await bosun(dir, command, '--catalog=cat', '--subscription=sub.yaml');
+      expect(r.code).toBe(1);
+      expectInert(r, `${payload}-gone`);
+      expectNoForgedLine(r);
+    }
+  });
+
   it('in a message the command line quotes: a usage error', async () => {
     const dir = await workdir();
     const folder = payload.replaceAll('/', '_').replaceAll('\0', '_');
