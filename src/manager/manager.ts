@@ -38,6 +38,8 @@ import { managerWebSource } from '../web/sources.js';
 import { withPayloadsAll } from '../catalog/payloads.js';
 import { PackageIndex } from '../packages/index.js';
 import { startPackageApi, type RunningPackageApi } from '../server/packageserver/index.js';
+import { Reviewer } from '../server/packageserver/auth.js';
+import { webAccess } from '../server/web-access.js';
 import { createMetrics } from '../server/metrics.js';
 import { UserError } from '../util/errors.js';
 import { formatProblem } from '../util/result.js';
@@ -100,6 +102,8 @@ export interface ManagerOptions {
    * that host (the local control plane does). Unset: not served.
    */
   packageApiAddr?: string;
+  /** Host names the HTTP server answers to besides IP addresses and localhost (src/server/host-check.ts). */
+  webHosts?: readonly string[];
   /** Extra GET routes on the HTTP server (e.g. a served catalog). */
   routes?: Record<string, () => Promise<{ contentType: string; body: string }>>;
   /** Which controllers to run (default: all of `controllers`); tests run a subset. */
@@ -270,6 +274,8 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     const ready = () => all.every((i) => i.hasSynced());
 
     let server: RunningServer | undefined;
+    // One cache and rate limit of reviews for the web catalog's viewers and the PackageManifest API.
+    const reviewer = new Reviewer(client, () => clock.now());
     const address = opts.metricsAddr === undefined ? DefaultMetricsAddress : opts.metricsAddr;
     if (address !== null) {
       const web = managerWebSource({ catalogs, packages, informers, globalNamespace: ctx.globalNamespace });
@@ -279,7 +285,9 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
         registry,
         ready,
         ...(opts.routes ? { routes: opts.routes } : {}),
-        web: webCatalog(web),
+        web: webCatalog(web, undefined, webAccess({ reviewer, globalNamespace: ctx.globalNamespace, log })),
+        hostnames: opts.webHosts ?? [],
+        log,
       });
       stopping.push(() => server?.close());
       log.info({ url: server.url }, 'serving the web catalog at /, and /healthz, /readyz and /metrics');
@@ -299,6 +307,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
         applier,
         clock,
         log,
+        reviewer,
       });
       stopping.push(() => packageApi?.stop());
     }

@@ -2,12 +2,14 @@
  * The manager's HTTP endpoints: `/healthz` (the process answers), `/readyz` (every informer has
  * synced), `/metrics` (Prometheus text), the web catalog (`/`, `/assets/…`, `/api/…`; see
  * src/web/server.ts), and optionally extra GET routes such as `/catalogs/<name>` serving a
- * catalog directory's FBC.
+ * catalog directory's FBC. Every request must name the server by one of its names (host-check.ts).
  */
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { type WebCatalog, webRequest, writeWebResponse } from '../web/server.js';
+import { checkHost } from './host-check.js';
 
 export interface HttpServerOptions {
   /** `host:port`; port 0 picks a free one. */
@@ -18,6 +20,10 @@ export interface HttpServerOptions {
   routes?: Record<string, () => Promise<{ contentType: string; body: string }>>;
   /** The web catalog, answering the paths the routes above do not. */
   web?: WebCatalog;
+  /** Host names requests may name besides IP addresses, localhost and the address's own host. */
+  hostnames?: readonly string[];
+  /** Where a failed request's cause goes (the client is told only that it failed). */
+  log?: Logger;
 }
 
 export interface RunningServer {
@@ -41,14 +47,18 @@ export function parseAddress(address: string, what = 'metrics address'): { host:
 
 export async function startHttpServer(opts: HttpServerOptions): Promise<RunningServer> {
   const { host, port } = parseAddress(opts.address);
+  const names = [...(opts.hostnames ?? []), ...(isIP(host) === 0 ? [host] : [])];
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const send = (code: number, contentType: string, body: string) => {
-      res.writeHead(code, { 'Content-Type': contentType });
+      res.writeHead(code, { 'Content-Type': contentType, 'X-Content-Type-Options': 'nosniff' });
       res.end(body);
     };
     const handle = async () => {
-      if (req.method !== 'GET' && req.method !== 'HEAD')
+      const named = checkHost(req.headers.host, names);
+      if (!named.ok) return send(named.status, 'text/plain; charset=utf-8', named.message);
+      // The web catalog's session route takes POST and DELETE; everything else is read-only.
+      if (req.method !== 'GET' && req.method !== 'HEAD' && !path?.startsWith('/api/'))
         return send(405, 'text/plain', 'method not allowed\n');
       if (path === '/healthz') return send(200, 'text/plain', 'ok\n');
       if (path === '/readyz') {
@@ -67,9 +77,10 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningS
       return send(404, 'text/plain', 'not found\n');
     };
     handle().catch((err: unknown) => {
+      opts.log?.warn({ err, path }, 'HTTP request failed');
       // An answer that failed half-way has its headers out already: all that is left is to end it.
       if (res.headersSent) res.destroy(err as Error);
-      else send(500, 'text/plain', `${(err as Error).message}\n`);
+      else send(500, 'text/plain', 'the request failed; the manager log says why\n');
     });
   });
   await new Promise<void>((resolve, reject) => {

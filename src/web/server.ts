@@ -7,21 +7,25 @@
  *   /api/index                       every package's summary and where it is installed (IndexView)
  *   /api/packages/<catalog>/<name>   one package's page (PackageDetail)
  *   /api/icons/<catalog>/<name>      a package's icon
+ *   /api/session                     POST: sign in with a bearer token; DELETE: sign out (manager)
  *
  * JSON answers carry an ETag (the page polls /api/index with If-None-Match and mostly gets 304),
  * the page a strict Content-Security-Policy: scripts, styles and images from this server only
  * (images also from data: URLs), no inline script or style, no eval, no frames, no forms.
+ *
+ * What the API shows depends on who asks when the server is given a WebAccess (the manager): see
+ * scope.ts. Without one (`bosun catalog serve`, a catalog directory) it shows everything it has.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { noneMatchHits } from '../catalog/serve.js';
-import type { IndexView, InstallContext, PackageDetail } from './client/api.js';
+import type { IndexView, PackageDetail } from './client/api.js';
 import { ApiPath } from './client/api.js';
 import { clientAssets, type AssetStore } from './assets.js';
 import { renderDescription, type RenderedDescription } from './markdown.js';
+import { iconHeaders } from './icon-policy.js';
 import {
   type CatalogContent,
-  type ClusterObjects,
   defaultChannelOf,
   installViews,
   packageDetail,
@@ -30,21 +34,31 @@ import {
   packageSummary,
 } from './view.js';
 import type { CatalogMode } from './client/api.js';
+import { FullScope, type Scope, scopedState, type WebState } from './scope.js';
 
-/** The catalogs and cluster state the page shows, at one moment. */
-export interface WebState {
-  /** Changes whenever anything else here does (an ETag is made of it). */
-  revision: string;
-  catalogs: readonly CatalogContent[];
-  /** Subscriptions, CSVs and InstallPlans; absent without a cluster. */
-  cluster?: ClusterObjects;
-  /** What the install instructions of a package of this catalog need. */
-  installContext(catalog: CatalogContent): InstallContext;
-}
+export type { WebState } from './scope.js';
 
 export interface WebSource {
   mode: CatalogMode;
   state(): Promise<WebState>;
+}
+
+/**
+ * Who may see what, for a server that shows a cluster's state (the manager): the viewer of each
+ * request, and signing in and out.
+ */
+export interface WebAccess {
+  /**
+   * The scope of the request's viewer for this state, or the answer to give instead (401 for a
+   * bearer token the API server does not know, 429 when too many come from one client).
+   * `setCookie` ends a session whose token is no longer accepted.
+   */
+  scope(
+    req: WebRequest,
+    state: WebState,
+  ): Promise<{ ok: true; scope: Scope; setCookie?: string } | { ok: false; response: WebResponse }>;
+  signIn(req: WebRequest): Promise<WebResponse>;
+  signOut(req: WebRequest): Promise<WebResponse>;
 }
 
 export interface WebRequest {
@@ -52,6 +66,13 @@ export interface WebRequest {
   /** The request target, query included. */
   url: string;
   ifNoneMatch?: string;
+  authorization?: string;
+  cookie?: string;
+  host?: string;
+  origin?: string;
+  secFetchSite?: string;
+  /** The client's address. */
+  remoteAddress?: string;
 }
 
 export interface WebResponse {
@@ -74,15 +95,12 @@ export const ContentSecurityPolicy = [
 ].join('; ');
 
 /** Headers on every answer: nothing sniffed, nothing framed, no referrer sent to linked sites. */
-const CommonHeaders: Record<string, string> = {
+export const CommonHeaders: Record<string, string> = {
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'X-Frame-Options': 'DENY',
   'Cross-Origin-Resource-Policy': 'same-origin',
 };
-
-/** An SVG icon opened on its own must not run its scripts either. */
-const IconPolicy = "default-src 'none'; style-src 'unsafe-inline'; sandbox";
 
 /** Whether a request for `/` wants the page rather than data: a browser's Accept names text/html. */
 export function wantsHtml(accept: string | undefined): boolean {
@@ -101,10 +119,17 @@ export interface WebCatalog {
   handle(req: WebRequest): Promise<WebResponse | undefined>;
 }
 
-export function webCatalog(source: WebSource, assets: AssetStore = clientAssets()): WebCatalog {
+/** Index bodies kept: one per scope seen lately (anonymous, and each signed-in viewer's). */
+const IndexCacheSize = 16;
+
+export function webCatalog(
+  source: WebSource,
+  assets: AssetStore = clientAssets(),
+  access?: WebAccess,
+): WebCatalog {
   // ETags must not repeat across restarts: a revision counter starts again at 0.
   const boot = randomBytes(6).toString('hex');
-  let cachedIndex: { revision: string; body: Buffer; etag: string } | undefined;
+  const indexes = new Map<string, { body: Buffer; etag: string }>();
   const rendered = new Map<string, RenderedDescription>();
 
   const render = (markdown: string): RenderedDescription => {
@@ -121,7 +146,13 @@ export function webCatalog(source: WebSource, assets: AssetStore = clientAssets(
   };
 
   const json = (req: WebRequest, body: Buffer, etag: string): WebResponse => {
-    const headers = { ...CommonHeaders, ETag: etag, 'Cache-Control': 'no-cache' };
+    // What a viewer sees depends on their credentials: never kept by a shared cache.
+    const headers = {
+      ...CommonHeaders,
+      ETag: etag,
+      'Cache-Control': 'private, no-cache',
+      Vary: 'Cookie, Authorization',
+    };
     if (noneMatchHits(req.ifNoneMatch, etag)) return { status: 304, headers };
     return {
       status: 200,
@@ -130,11 +161,13 @@ export function webCatalog(source: WebSource, assets: AssetStore = clientAssets(
     };
   };
 
-  const indexBody = async (state: WebState): Promise<{ body: Buffer; etag: string }> => {
-    if (cachedIndex?.revision === state.revision) return cachedIndex;
+  const indexBody = (state: WebState, scope: Scope): { body: Buffer; etag: string } => {
+    const hit = indexes.get(state.revision);
+    if (hit) return hit;
     const installs = state.cluster ? installViews(state.cluster, channelHead(state)) : new Map();
     const view: IndexView = {
       mode: source.mode,
+      ...(access ? { viewer: { signIn: true, ...(scope.user ? { user: scope.user } : {}) } } : {}),
       catalogs: state.catalogs.map((c) => c.info),
       packages: state.catalogs.flatMap((c) =>
         c.manifests.map((m) =>
@@ -143,8 +176,10 @@ export function webCatalog(source: WebSource, assets: AssetStore = clientAssets(
       ),
     };
     const body = Buffer.from(JSON.stringify(view));
-    cachedIndex = { revision: state.revision, body, etag: `"${boot}-${digest(body)}"` };
-    return cachedIndex;
+    const made = { body, etag: `"${boot}-${digest(body)}"` };
+    indexes.set(state.revision, made);
+    if (indexes.size > IndexCacheSize) indexes.delete(indexes.keys().next().value!);
+    return made;
   };
 
   const find = (state: WebState, rest: string) => {
@@ -174,13 +209,7 @@ export function webCatalog(source: WebSource, assets: AssetStore = clientAssets(
       const isApi = path.startsWith('/api/');
       const isPage = path === '/' || path === '/index.html';
       if (!isApi && !isPage && !path.startsWith('/assets/')) return undefined;
-      if (req.method !== 'GET' && req.method !== 'HEAD') {
-        return {
-          status: 405,
-          headers: { ...CommonHeaders, Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' },
-          body: 'method not allowed: use GET\n',
-        };
-      }
+      if (!isApi && req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed('GET, HEAD');
 
       if (isPage || path.startsWith('/assets/')) {
         const name = isPage ? 'index.html' : path.slice('/assets/'.length);
@@ -196,45 +225,73 @@ export function webCatalog(source: WebSource, assets: AssetStore = clientAssets(
         return { status: 200, headers: { ...headers, 'Content-Type': asset.contentType }, body: asset.body };
       }
 
-      const state = await source.state();
-      if (path === `/${ApiPath.Index}`) {
-        const { body, etag } = await indexBody(state);
-        return json(req, body, etag);
+      if (path === `/${ApiPath.Session}`) {
+        if (!access) return notFound(path);
+        if (req.method === 'POST') return access.signIn(req);
+        if (req.method === 'DELETE') return access.signOut(req);
+        return methodNotAllowed('POST, DELETE');
       }
-      if (path.startsWith(`/${ApiPath.Packages}`)) {
-        const hit = find(state, path.slice(ApiPath.Packages.length + 1));
-        if (!hit) return notFound(`package ${path.slice(ApiPath.Packages.length + 1)}`);
-        const installs = state.cluster
-          ? (installViews(state.cluster, channelHead(state)).get(
-              packageId(hit.catalog.info.id, hit.manifest.status.packageName),
-            ) ?? [])
-          : [];
-        const detail: PackageDetail = packageDetail(hit.catalog, hit.manifest, {
-          installs,
-          install: state.installContext(hit.catalog),
-          render,
-        });
-        const body = Buffer.from(JSON.stringify(detail));
-        return json(req, body, `"${boot}-${digest(body)}"`);
-      }
-      if (path.startsWith(`/${ApiPath.Icons}`)) {
-        const hit = find(state, path.slice(ApiPath.Icons.length + 1));
-        const icon = hit ? packageIcon(hit.manifest, hit.catalog.config) : undefined;
-        if (!icon) return notFound(`an icon for ${path.slice(ApiPath.Icons.length + 1)}`);
-        const body = Buffer.from(icon.data, 'base64');
-        const etag = `"${digest(body)}"`;
-        const headers = {
-          ...CommonHeaders,
-          ETag: etag,
-          // The page asks with the icon's digest in the query: a changed icon is another URL.
-          'Cache-Control': 'public, max-age=86400',
-          'Content-Security-Policy': IconPolicy,
-        };
-        if (noneMatchHits(req.ifNoneMatch, etag)) return { status: 304, headers };
-        return { status: 200, headers: { ...headers, 'Content-Type': icon.mediatype }, body };
-      }
-      return notFound(path);
+      if (req.method !== 'GET' && req.method !== 'HEAD') return methodNotAllowed('GET, HEAD');
+
+      const whole = await source.state();
+      const viewer = access ? await access.scope(req, whole) : { ok: true as const, scope: FullScope };
+      if (!viewer.ok) return viewer.response;
+      const answer = await respond(req, path, scopedState(whole, viewer.scope), viewer.scope);
+      return viewer.setCookie
+        ? { ...answer, headers: { ...answer.headers, 'Set-Cookie': viewer.setCookie } }
+        : answer;
     },
+  };
+
+  async function respond(req: WebRequest, path: string, state: WebState, scope: Scope): Promise<WebResponse> {
+    if (path === `/${ApiPath.Index}`) {
+      const { body, etag } = indexBody(state, scope);
+      return json(req, body, etag);
+    }
+    if (path.startsWith(`/${ApiPath.Packages}`)) {
+      const hit = find(state, path.slice(ApiPath.Packages.length + 1));
+      if (!hit) return notFound(`package ${path.slice(ApiPath.Packages.length + 1)}`);
+      const installs = state.cluster
+        ? (installViews(state.cluster, channelHead(state)).get(
+            packageId(hit.catalog.info.id, hit.manifest.status.packageName),
+          ) ?? [])
+        : [];
+      const detail: PackageDetail = packageDetail(hit.catalog, hit.manifest, {
+        installs,
+        install: state.installContext(hit.catalog),
+        render,
+      });
+      const body = Buffer.from(JSON.stringify(detail));
+      return json(req, body, `"${boot}-${digest(body)}"`);
+    }
+    if (path.startsWith(`/${ApiPath.Icons}`)) {
+      const hit = find(state, path.slice(ApiPath.Icons.length + 1));
+      const icon = hit ? packageIcon(hit.manifest, hit.catalog.config) : undefined;
+      if (!icon) return notFound(`an icon for ${path.slice(ApiPath.Icons.length + 1)}`);
+      const body = Buffer.from(icon.data, 'base64');
+      const etag = `"${digest(body)}"`;
+      const { 'Content-Type': contentType, ...policy } = iconHeaders(icon.mediatype);
+      const headers = {
+        ...CommonHeaders,
+        ...policy,
+        ETag: etag,
+        // The page asks with the icon's digest in the query: a changed icon is another URL. Kept
+        // by the browser only: a namespace's catalog's icon is not everyone's to see.
+        'Cache-Control': 'private, max-age=86400',
+        Vary: 'Cookie, Authorization',
+      };
+      if (noneMatchHits(req.ifNoneMatch, etag)) return { status: 304, headers };
+      return { status: 200, headers: { ...headers, 'Content-Type': contentType! }, body };
+    }
+    return notFound(path);
+  }
+}
+
+function methodNotAllowed(allow: string): WebResponse {
+  return {
+    status: 405,
+    headers: { ...CommonHeaders, Allow: allow, 'Content-Type': 'text/plain; charset=utf-8' },
+    body: `method not allowed: use ${allow.replace(', ', ' or ')}\n`,
   };
 }
 
@@ -257,11 +314,20 @@ const digest = (body: Buffer) => createHash('sha256').update(body).digest('hex')
 
 /** The parts of a Node request the web catalog reads. */
 export function webRequest(req: IncomingMessage): WebRequest {
-  const ifNoneMatch = req.headers['if-none-match'];
+  const h = req.headers;
+  const optional = {
+    ifNoneMatch: h['if-none-match'],
+    authorization: h.authorization,
+    cookie: h.cookie,
+    host: h.host,
+    origin: h.origin,
+    secFetchSite: typeof h['sec-fetch-site'] === 'string' ? h['sec-fetch-site'] : undefined,
+    remoteAddress: req.socket.remoteAddress,
+  };
   return {
     method: req.method ?? 'GET',
     url: req.url ?? '/',
-    ...(ifNoneMatch !== undefined ? { ifNoneMatch } : {}),
+    ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),
   };
 }
 

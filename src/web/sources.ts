@@ -15,11 +15,11 @@ import type { Informer } from '../kube/informer.js';
 import type { IndexedPackage, PackageEvent } from '../packages/index.js';
 import { packageManifests } from '../packages/projection.js';
 import { CatalogMode, type InstallContext, type OperatorGroupInfo } from './client/api.js';
-import type { WebSource, WebState } from './server.js';
+import { GlobalOperatorsNamespace, type WebState } from './scope.js';
+import type { WebSource } from './server.js';
 import type { CatalogContent } from './view.js';
 
-/** OLM's namespace for operators that watch every namespace (`bosun start` makes it). */
-export const GlobalOperatorsNamespace = 'operators';
+export { GlobalOperatorsNamespace } from './scope.js';
 
 export interface ManagerWebInputs {
   catalogs: {
@@ -121,6 +121,9 @@ export function managerWebSource(inputs: ManagerWebInputs): WebSource & { stop()
         subscriptions: inputs.informers.subscriptions.list(),
         csvs: inputs.informers.csvs.list(),
         installPlans: inputs.informers.installPlans.list(),
+        operatorGroups,
+        namespaces,
+        globalNamespace: inputs.globalNamespace,
       },
       installContext: (c): InstallContext => {
         const namespace = c.info.namespace ?? '';

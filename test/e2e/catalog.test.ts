@@ -25,11 +25,13 @@ import {
 import { eventually, freshNamespace } from '../integration/support.js';
 import {
   checkedPage,
+  clusterViewer,
   kubectl,
   openCatalog,
   publish,
   screenshot,
   serveFromConfigMap,
+  signIn,
   updateConfigMap,
   violations,
   waitReady,
@@ -38,21 +40,26 @@ import {
 let browser: Browser;
 let manager: RunningManager;
 let base: string;
+/** A viewer who may see every namespace's catalogs and installs (the catalogs here are namespaces'). */
+let viewer: Awaited<ReturnType<typeof clusterViewer>>;
 
 beforeAll(async () => {
   browser = await launchBrowser();
   manager = await startTestManager();
   base = `${manager.url!}/`;
+  viewer = await clusterViewer();
 });
 afterAll(async () => {
   await browser?.close();
   await manager?.stop();
+  await viewer?.remove();
 });
 
 /** Waits until the manager's web API lists the package (the catalog projected into the PackageIndex). */
 async function listed(id: string): Promise<void> {
   await eventually(`${id} in the web catalog`, async () => {
-    const index = (await (await fetch(`${base}api/index`)).json()) as IndexView;
+    const res = await fetch(`${base}api/index`, { headers: { Authorization: `Bearer ${viewer.token}` } });
+    const index = (await res.json()) as IndexView;
     return index.packages.some((p) => p.id === id) ? true : undefined;
   });
 }
@@ -73,6 +80,15 @@ describe('the web catalog against a cluster', () => {
     try {
       await openCatalog(page, base);
       expect(await page.title()).toBe('Operator catalog · Bosun');
+
+      // A namespace's catalog is not everyone's: the page shows it once signed in, with a token
+      // whose user may list that namespace's catalogs.
+      await page.fill('#search', 'widgets');
+      await expect.poll(() => page.locator(card).count()).toBe(0);
+      await page.fill('#search', '');
+      await signIn(page, viewer.token);
+      expect(await page.textContent('#signed-in-as')).toBe(`Signed in as ${viewer.user}`);
+      expect(await page.locator('#session-token').count()).toBe(0);
 
       // Search as you type: a keyword of the sample operator, then a word nothing has.
       await page.fill('#search', 'widgets');
@@ -270,6 +286,8 @@ describe('the web catalog against a cluster', () => {
 
     const { page, problems, close } = await checkedPage(browser, base);
     try {
+      await openCatalog(page, base);
+      await signIn(page, viewer.token);
       await openCatalog(page, `${base}#/?q=evil&catalog=${encodeURIComponent(`${ns}/evil`)}`);
       await page.waitForSelector(`a.card[data-package="${id}"]`);
       expect(await page.textContent(`a.card[data-package="${id}"] .title`)).toBe(

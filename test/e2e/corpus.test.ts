@@ -10,7 +10,7 @@ import type { IndexView } from '../../src/web/client/api.js';
 import { launchBrowser } from '../support/browser.js';
 import { serveCorpusCatalog, startTestManager } from '../integration/controllers/support.js';
 import { eventually, freshNamespace } from '../integration/support.js';
-import { checkedPage, openCatalog, screenshot, violations } from './support.js';
+import { checkedPage, clusterViewer, openCatalog, screenshot, signIn, violations } from './support.js';
 
 const corpus = process.env.BOSUN_CORPUS_DIR;
 if (!corpus) {
@@ -22,13 +22,17 @@ if (!corpus) {
 describe.skipIf(!corpus)('the web catalog with the OperatorHub corpus', () => {
   let browser: Browser;
   let manager: RunningManager;
+  // The corpus is served in a namespace of its own: its catalog is shown to a signed-in viewer.
+  let viewer: Awaited<ReturnType<typeof clusterViewer>>;
   beforeAll(async () => {
     browser = await launchBrowser();
     manager = await startTestManager();
+    viewer = await clusterViewer();
   });
   afterAll(async () => {
     await browser?.close();
     await manager?.stop();
+    await viewer?.remove();
   });
 
   it(
@@ -43,7 +47,10 @@ describe.skipIf(!corpus)('the web catalog with the OperatorHub corpus', () => {
         const index = await eventually(
           'the corpus packages in the web catalog',
           async () => {
-            const i = (await (await fetch(`${base}api/index`)).json()) as IndexView;
+            const res = await fetch(`${base}api/index`, {
+              headers: { Authorization: `Bearer ${viewer.token}` },
+            });
+            const i = (await res.json()) as IndexView;
             const mine = i.packages.filter((p) => p.catalog === catalog);
             return mine.length > 0 ? mine : undefined;
           },
@@ -60,6 +67,7 @@ describe.skipIf(!corpus)('the web catalog with the OperatorHub corpus', () => {
         page.on('request', (r) => requested.add(r.url()));
         try {
           await openCatalog(page, `${base}#/?catalog=${encodeURIComponent(catalog)}`);
+          await signIn(page, viewer.token);
           await expect.poll(() => page.locator('a.card').count()).toBe(index.length);
           const titles = await page.locator('a.card .title').allTextContents();
           expect(titles.filter((t) => t.trim() === '')).toEqual([]);

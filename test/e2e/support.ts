@@ -13,6 +13,7 @@ import { expect, inject } from 'vitest';
 import type { CatalogSource } from '../../src/apis/operators.js';
 import { catalogConfigMapData } from '../../src/cli/commands/start.js';
 import { catalogReady } from '../support/corpus-install.js';
+import { olmReaderRole, serviceAccountToken } from '../support/users.js';
 import { repo, runBosun } from '../unit/cli/run-bosun.js';
 import { objectPath } from '../../src/kube/client.js';
 import {
@@ -74,6 +75,43 @@ export async function checkedPage(browser: Browser, baseUrl: string): Promise<Ch
 /** The CSP violations the page reported. */
 export async function violations(page: Page): Promise<string[]> {
   return page.evaluate<string[]>('window.__violations');
+}
+
+/**
+ * Signs the page in with a bearer token through its own form (the header's "Sign in"); resolves
+ * once the page says who is signed in.
+ */
+export async function signIn(page: Page, token: string): Promise<void> {
+  await page.click('#session summary');
+  await page.fill('#session-token', token);
+  await page.click('#sign-in button[type="submit"]');
+  await page.waitForSelector('#signed-in-as');
+}
+
+/**
+ * A token for a viewer of the whole cluster's OLM state (OLM's kinds and PackageManifests in every
+ * namespace, and the namespaces), for tests of what the manager's web catalog shows a signed-in
+ * viewer; `remove` takes its ServiceAccount and role away.
+ */
+export async function clusterViewer(): Promise<{ token: string; user: string; remove(): Promise<void> }> {
+  const name = `web-viewer-${process.pid}-${Date.now().toString(36)}`;
+  await olmReaderRole(client(), name, { namespaces: true });
+  const token = await serviceAccountToken(client(), 'default', name, [{ role: name }]);
+  return {
+    token,
+    user: `system:serviceaccount:default:${name}`,
+    remove: async () => {
+      const rbac = '/apis/rbac.authorization.k8s.io/v1';
+      for (const path of [
+        `${rbac}/clusterrolebindings/default-${name}-0`,
+        `${rbac}/clusterroles/${name}`,
+        `/api/v1/namespaces/default/serviceaccounts/${name}`,
+      ])
+        await client()
+          .request({ method: 'DELETE', path })
+          .catch(() => undefined);
+    },
+  };
 }
 
 /** Opens the page and waits for its first render. */

@@ -1,13 +1,13 @@
 /**
  * Real users for tests against the run's control plane: a ServiceAccount with the role bindings a
  * test gives it and a token the TokenRequest API issues for it, a kubeconfig that carries only that
- * token, and HTTPS requests with whatever headers and client certificate a test forges.
+ * token, and the TLS material of the admin kubeconfig.
  */
-import { request as httpsRequest } from 'node:https';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
+import { rawHttps } from './raw-request.js';
 import { tempDir } from './temp-dir.js';
 
 export interface Binding {
@@ -99,54 +99,61 @@ export async function adminTls(
   };
 }
 
-export interface RawResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
+/**
+ * A ClusterRole that reads what the web catalog shows of a namespace (OLM's kinds and
+ * PackageManifests), as OLM's `aggregate-olm-view` grants it; bound in a namespace, it is what a
+ * user there needs to see that namespace's installs; with `namespaces`, bound cluster-wide, it
+ * also lists the namespaces. Deleted by the caller.
+ */
+export async function olmReaderRole(
+  client: KubeClient,
+  name: string,
+  opts: { namespaces?: boolean } = {},
+): Promise<void> {
+  await client.request({
+    method: 'POST',
+    path: '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+    body: {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name },
+      rules: [
+        {
+          apiGroups: ['operators.coreos.com'],
+          resources: [
+            'subscriptions',
+            'clusterserviceversions',
+            'installplans',
+            'operatorgroups',
+            'catalogsources',
+          ],
+          verbs: ['get', 'list', 'watch'],
+        },
+        {
+          apiGroups: ['packages.operators.coreos.com'],
+          resources: ['packagemanifests', 'packagemanifests/icon'],
+          verbs: ['get', 'list', 'watch'],
+        },
+        ...(opts.namespaces
+          ? [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] }]
+          : []),
+      ],
+    },
+  });
 }
 
-/**
- * One HTTPS request exactly as given: the target sent as it is (no URL normalisation), any headers,
- * any client certificate. The server's certificate is checked against `ca` when given.
- */
-export function rawHttps(
-  base: string,
-  target: string,
-  opts: {
-    method?: string;
-    headers?: Record<string, string>;
-    cert?: string;
-    key?: string;
-    ca?: string;
-  } = {},
-): Promise<RawResponse> {
-  const url = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      {
-        host: url.hostname,
-        port: url.port,
-        method: opts.method ?? 'GET',
-        path: target,
-        headers: opts.headers ?? {},
-        ...(opts.cert ? { cert: opts.cert, key: opts.key } : {}),
-        ...(opts.ca ? { ca: opts.ca } : { rejectUnauthorized: false }),
-        agent: false,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end();
+/** How many TokenReviews the API server has answered so far, from its own metrics. */
+export async function tokenReviewsServed(adminKubeconfig: string): Promise<number> {
+  const admin = await adminTls(adminKubeconfig);
+  const res = await rawHttps(admin.server, '/metrics', {
+    ...(admin.cert ? { cert: admin.cert, key: admin.key! } : {}),
+    ...(admin.ca ? { ca: admin.ca } : {}),
   });
+  if (res.status !== 200)
+    throw new Error(`the API server's /metrics: ${res.status} ${res.body.slice(0, 200)}`);
+  let total = 0;
+  for (const line of res.body.split('\n'))
+    if (line.startsWith('apiserver_request_total{') && line.includes('resource="tokenreviews"'))
+      total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return total;
 }

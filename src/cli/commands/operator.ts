@@ -35,6 +35,12 @@ export const managerOptions = {
     default: DefaultMetricsAddress,
     description: 'Where to serve /healthz, /readyz and /metrics',
   },
+  'web-hosts': {
+    type: 'string',
+    valueName: 'NAMES',
+    description:
+      'Host names (comma-separated) the web catalog and /metrics answer to besides IP addresses and localhost, e.g. an Ingress host; requests naming any other host are refused, which keeps DNS-rebinding pages out',
+  },
   'package-api-addr': {
     type: 'string',
     valueName: 'HOST:PORT',
@@ -54,6 +60,14 @@ export const managerOptions = {
       'text (one readable line per record) or json (JSON lines); default: text on a terminal, else json',
   },
 } as const;
+
+/** The names of --web-hosts. */
+export function webHosts(values: Values): string[] {
+  return (str(values, 'web-hosts') ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+}
 
 /** The manager's logger from --log-level and --log-format, on stdout. */
 export function managerLogger(values: Values, ctx: CommandContext): Logger {
@@ -90,6 +104,7 @@ const runCommand: Command = {
       metricsAddr: str(values, 'metrics-addr'),
       installCrds: bool(values, 'install-crds'),
       packageApiAddr: str(values, 'package-api-addr'),
+      webHosts: webHosts(values),
       logger,
     });
     await untilSignal();

@@ -66,6 +66,12 @@ export function withAuthenticatedGroup(user: UserInfo): UserInfo {
   return { ...user, groups: [...groups, AuthenticatedGroup] };
 }
 
+/** The API server's `Authorization: Bearer` reading: the scheme in any case, the token up to a space. */
+export function bearerToken(header: string | undefined): string | undefined {
+  const m = /^bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return m?.[1];
+}
+
 /** Reads the front-proxy settings; undefined when the cluster has none (no aggregation layer). */
 export async function readRequestHeaderConfig(client: KubeClient): Promise<RequestHeaderConfig | undefined> {
   let cm: { data?: Record<string, string> };

@@ -28,6 +28,8 @@ export interface PackageApiOptions {
   applier: Applier;
   clock: Clock;
   log: Logger;
+  /** Reviews shared with other servers of the manager (one cache, one rate limit); else its own. */
+  reviewer?: Reviewer;
 }
 
 export interface RunningPackageApi {
@@ -57,7 +59,7 @@ export async function startPackageApi(opts: PackageApiOptions): Promise<RunningP
   const server = await startPackageServer({
     address: `${bind.host}:${bind.port}`,
     index: opts.index,
-    reviewer: new Reviewer(opts.client, () => opts.clock.now()),
+    reviewer: opts.reviewer ?? new Reviewer(opts.client, () => opts.clock.now()),
     tls: cert,
     requestHeader,
     log: opts.log,

@@ -25,6 +25,7 @@ import {
 import { parseAddress } from '../http.js';
 import { iconHeaders } from '../../web/icon-policy.js';
 import {
+  bearerToken,
   fromRequestHeaders,
   type RequestHeaderConfig,
   type Reviewer,
@@ -430,12 +431,6 @@ function sendJson(res: ServerResponse, code: number, body: unknown): void {
 function sendStatus(res: ServerResponse, status: Status, retryAfterSeconds?: number): void {
   if (retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(retryAfterSeconds));
   sendJson(res, status.code, status);
-}
-
-/** The API server's `Authorization: Bearer` reading: the scheme in any case, the token up to a space. */
-export function bearerToken(header: string | undefined): string | undefined {
-  const m = /^bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  return m?.[1];
 }
 
 /** What every Kubernetes API server answers about itself, to any authenticated caller. */

@@ -20,6 +20,8 @@ export const ApiPath = {
   Packages: 'api/packages/',
   /** `api/icons/<catalog id>/<package>` (each part URI-encoded). */
   Icons: 'api/icons/',
+  /** POST with `Authorization: Bearer <token>` signs in, DELETE signs out (the manager only). */
+  Session: 'api/session',
 } as const;
 
 export interface CatalogInfo {
@@ -76,6 +78,11 @@ export interface PackageSummary {
 
 export interface IndexView {
   mode: CatalogMode;
+  /**
+   * Set where what the page shows depends on who asks (the manager): anyone sees the global
+   * catalogs; a viewer signed in with a token sees what Kubernetes lets that user list.
+   */
+  viewer?: { signIn: boolean; user?: string };
   catalogs: CatalogInfo[];
   packages: PackageSummary[];
 }

@@ -19,6 +19,7 @@ import {
 } from './search.js';
 import { layoutGraph } from './graph.js';
 import { Approval, defaultNamespace, installPlan, namespaceProblem, toYaml } from './snippet.js';
+import { renderSession } from './session.js';
 
 /** How often the page asks whether the catalog or the cluster changed (a 304 when nothing did). */
 const PollMs = 3000;
@@ -138,7 +139,17 @@ async function loadIndex() {
         ? `${n} catalog${n === 1 ? '' : 's'} in the cluster`
         : `catalog directory ${state.index.catalogs[0]?.displayName ?? ''}`;
   }
+  const session = byId('session');
+  if (session) renderSession(session, state.index, () => void afterSignIn());
   return true;
+}
+
+/** Signed in or out: what the page may show has changed, so all of it is fetched again. */
+async function afterSignIn() {
+  state.indexEtag = undefined;
+  await loadIndex();
+  await route();
+  void warmIcons();
 }
 
 /** @param {string} catalog @param {string} name */
@@ -1098,10 +1109,16 @@ document.addEventListener('keydown', (e) => {
  */
 const warmedIcons = [];
 
+/** Which call of warmIcons is the latest: signing in brings icons of more catalogs to warm. */
+let warming = 0;
+
 async function warmIcons() {
+  const run = ++warming;
+  delete document.body.dataset.iconsReady;
   const urls = new Set((state.index?.packages ?? []).map((p) => p.icon).filter((u) => u !== undefined));
   for (const url of urls) {
     await idle();
+    if (run !== warming) return;
     const img = new Image();
     img.src = url;
     // A broken icon is the card's problem, not this loop's.

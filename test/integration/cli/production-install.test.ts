@@ -28,7 +28,8 @@ import {
   startBosun,
 } from '../../support/production-install.js';
 import { tempDir } from '../../support/temp-dir.js';
-import { catalogSource, create, get, Resources } from '../controllers/support.js';
+import { olmReaderRole, serviceAccountToken } from '../../support/users.js';
+import { catalogSource, client, create, get, Resources } from '../controllers/support.js';
 import { eventually, freshNamespace } from '../support.js';
 
 /** What a broken install prints: a module or file it does not have, or a crash. */
@@ -408,8 +409,20 @@ describe('the manager from the install', () => {
       /^bosun_reconcile_total\{controller="catalogsource",outcome="(success|requeue)"\} [1-9]/m,
     );
     await expectWebCatalog(`${managerUrl}/`);
-    const index = await (await fetch(`${managerUrl}/api/index`)).text();
-    expect(index).toContain('"bosun-sample-dashboard"');
+    // The catalog is this namespace's: the web catalog shows it to a viewer who may list it there.
+    expect(await (await fetch(`${managerUrl}/api/index`)).text()).not.toContain('"bosun-sample-dashboard"');
+    const role = `prodinstall-reader-${process.pid}`;
+    await olmReaderRole(client(), role);
+    try {
+      const token = await serviceAccountToken(client(), ns, 'viewer', [{ role, namespace: ns }]);
+      const headers = { Authorization: `Bearer ${token}` };
+      const index = await (await fetch(`${managerUrl}/api/index`, { headers })).text();
+      expect(index).toContain('"bosun-sample-dashboard"');
+    } finally {
+      await client()
+        .request({ method: 'DELETE', path: `/apis/rbac.authorization.k8s.io/v1/clusterroles/${role}` })
+        .catch(() => undefined);
+    }
 
     expect(await stop(m.child)).toBe(0);
     expect(m.stderr()).not.toMatch(broken);

@@ -21,7 +21,8 @@ import type { RunningManager } from '../../../src/manager/manager.js';
 import { startManager } from '../../../src/manager/manager.js';
 import { defaultPackageApiAddress } from '../../../src/server/packageserver/listen.js';
 import { tempDir } from '../../support/temp-dir.js';
-import { adminTls, rawHttps, serviceAccountToken, tokenKubeconfig } from '../../support/users.js';
+import { rawHttps } from '../../support/raw-request.js';
+import { adminTls, serviceAccountToken, tokenKubeconfig, tokenReviewsServed } from '../../support/users.js';
 import { client } from '../controllers/support.js';
 import { eventually, freshNamespace } from '../support.js';
 import { managerWithPackageApi } from './support.js';
@@ -227,7 +228,7 @@ describe('the PackageManifest API listener', () => {
   });
 
   it('1,000 made-up bearer tokens reach the API server as a handful of TokenReviews', async () => {
-    const before = await tokenReviewsServed();
+    const before = await tokenReviewsServed(inject('kubeconfig'));
     const started = Date.now();
     const statuses = new Map<number, number>();
     let next = 0;
@@ -243,7 +244,7 @@ describe('the PackageManifest API listener', () => {
       }),
     );
     const seconds = (Date.now() - started) / 1000;
-    const reviews = (await tokenReviewsServed()) - before;
+    const reviews = (await tokenReviewsServed(inject('kubeconfig'))) - before;
     console.log(
       `[security] 1000 made-up bearer tokens in ${seconds.toFixed(1)} s: ${reviews} TokenReviews at the API server; answers ${JSON.stringify(Object.fromEntries(statuses))}`,
     );
@@ -253,12 +254,12 @@ describe('the PackageManifest API listener', () => {
     // The same unknown token again and again costs one review at most.
     const again = randomBytes(24).toString('base64url');
     await new Promise((r) => setTimeout(r, 2000)); // a token or two back in the bucket
-    const before2 = await tokenReviewsServed();
+    const before2 = await tokenReviewsServed(inject('kubeconfig'));
     for (let i = 0; i < 100; i++) {
       const res = await rawHttps(direct, '/healthz', { headers: { Authorization: `Bearer ${again}` } });
       expect(res.status).toBe(401);
     }
-    expect((await tokenReviewsServed()) - before2).toBe(1);
+    expect((await tokenReviewsServed(inject('kubeconfig'))) - before2).toBe(1);
   });
 
   it('a user who may only view one namespace runs kubectl get packagemanifests there, with a real token, and is refused elsewhere', async () => {
@@ -378,20 +379,4 @@ async function forgedCertificates(pki: string) {
     selfSigned: { cert: await read('self.crt'), key: await read('self.key') },
     otherCA: { cert: await read('other.crt'), key: await read('other.key') },
   };
-}
-
-/** How many TokenReviews the API server has answered, from its own metrics. */
-async function tokenReviewsServed(): Promise<number> {
-  const admin = await adminTls(inject('kubeconfig'));
-  const res = await rawHttps(admin.server, '/metrics', {
-    ...(admin.cert ? { cert: admin.cert, key: admin.key! } : {}),
-    ...(admin.ca ? { ca: admin.ca } : {}),
-  });
-  expect(res.status).toBe(200);
-  let total = 0;
-  for (const line of res.body.split('\n')) {
-    if (line.startsWith('apiserver_request_total{') && line.includes('resource="tokenreviews"'))
-      total += Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return total;
 }

@@ -20,7 +20,8 @@ import { Builtin } from '../../../src/kube/resources.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
 import { defaultPackageApiAddress } from '../../../src/server/packageserver/listen.js';
 import { IconPolicy } from '../../../src/web/icon-policy.js';
-import { adminTls, rawHttps } from '../../support/users.js';
+import { rawHttps } from '../../support/raw-request.js';
+import { adminTls } from '../../support/users.js';
 import { eventually, freshNamespace } from '../support.js';
 import {
   client,

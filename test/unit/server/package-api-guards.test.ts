@@ -6,10 +6,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { Reviewer, withAuthenticatedGroup } from '../../../src/server/packageserver/auth.js';
+import { bearerToken, Reviewer, withAuthenticatedGroup } from '../../../src/server/packageserver/auth.js';
 import { listenPlan } from '../../../src/server/packageserver/listen.js';
 import { MaxTargetLength, requestTarget } from '../../../src/server/packageserver/request.js';
-import { bearerToken } from '../../../src/server/packageserver/server.js';
 import { rateLimiter, sourceKey } from '../../../src/server/rate-limit.js';
 import { iconHeaders, IconPolicy } from '../../../src/web/icon-policy.js';
 

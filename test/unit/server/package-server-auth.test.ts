@@ -13,7 +13,7 @@ import { Reviewer } from '../../../src/server/packageserver/auth.js';
 import { type RunningPackageServer, startPackageServer } from '../../../src/server/packageserver/server.js';
 import { IconPolicy } from '../../../src/web/icon-policy.js';
 import { clientCertificate, type KeyPairPEM, testCA } from '../../support/certs.js';
-import { rawHttps } from '../../support/users.js';
+import { rawHttps } from '../../support/raw-request.js';
 
 const base = '/apis/packages.operators.coreos.com/v1';
 

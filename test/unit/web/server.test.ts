@@ -79,6 +79,7 @@ describe('the page', () => {
       'search.js',
       'graph.js',
       'snippet.js',
+      'session.js',
       'api.js',
       'style.css',
       'favicon.svg',
