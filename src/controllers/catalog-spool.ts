@@ -5,10 +5,17 @@
  * src/catalog/payloads.ts). An HTTP body is streamed straight to its file, so it is never whole
  * in memory. One file per fetch, removed when the catalog store lets go of that content or the
  * content turns out unchanged; the whole folder goes when the manager stops.
+ *
+ * A manager that dies without stopping (killed, out of memory, aborted) cannot remove its folder,
+ * and each holds up to a whole copy of every catalog (about 0.5 GB with the corpus). So each
+ * folder names its owner in a file `owner` (process id and, on Linux, the process's start time,
+ * which tells a reused process id apart), and `sweepStaleSpools` removes, at the next start, the
+ * folders whose owner is gone: only those, only this user's, and never one without an owner
+ * file (one being created right now has none yet).
  */
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { lstat, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -31,7 +38,9 @@ export class CatalogSpool {
   private constructor(readonly dir: string) {}
 
   static async open(parent = tmpdir()): Promise<CatalogSpool> {
-    return new CatalogSpool(await mkdtemp(join(parent, 'bosun-catalogs-')));
+    const dir = await mkdtemp(join(parent, SpoolPrefix));
+    await writeFile(join(dir, OwnerFile), JSON.stringify(ownerOf(process.pid)));
+    return new CatalogSpool(dir);
   }
 
   /** Writes a catalog's files one after another (ConfigMap keys, in order of name). */
@@ -102,4 +111,81 @@ export class CatalogSpool {
   private nextPath(ref: CatalogRef): string {
     return join(this.dir, `${ref.namespace}_${ref.name}_${++this.written}.fbc`);
   }
+}
+
+const SpoolPrefix = 'bosun-catalogs-';
+const OwnerFile = 'owner';
+
+/** Who made a spool folder: a process id, and its start time where the system tells it. */
+interface Owner {
+  pid: number;
+  start?: string;
+}
+
+function ownerOf(pid: number): Owner {
+  const start = processStartTime(pid);
+  return start === undefined ? { pid } : { pid, start };
+}
+
+/**
+ * A process's start time in clock ticks since boot (field 22 of /proc/<pid>/stat), or undefined
+ * where there is no /proc or no such process. After the command name, which may hold spaces and
+ * parentheses, so the fields are counted from its closing parenthesis.
+ */
+function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the process that wrote `owner` still runs (a reused pid with another start time does not count). */
+function ownerAlive(owner: Owner): boolean {
+  try {
+    process.kill(owner.pid, 0);
+  } catch (err) {
+    // EPERM: it runs, as another user.
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  if (owner.start === undefined) return true;
+  const now = processStartTime(owner.pid);
+  return now === undefined || now === owner.start;
+}
+
+/**
+ * Removes the spool folders under `parent` left by managers that are gone (see above); returns
+ * the folders removed. A folder is left alone when it is not a directory of this user's, has no
+ * readable owner file, or its owner runs.
+ */
+export async function sweepStaleSpools(parent = tmpdir()): Promise<string[]> {
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = (await readdir(parent)).filter((n) => n.startsWith(SpoolPrefix));
+  } catch {
+    return removed;
+  }
+  const uid = process.getuid?.();
+  for (const name of names) {
+    const dir = join(parent, name);
+    try {
+      const st = await lstat(dir);
+      if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
+      const owner = JSON.parse(await readFile(join(dir, OwnerFile), 'utf8')) as Partial<Owner>;
+      if (!Number.isSafeInteger(owner.pid) || owner.pid! <= 0) continue;
+      const known: Owner = {
+        pid: owner.pid!,
+        ...(typeof owner.start === 'string' ? { start: owner.start } : {}),
+      };
+      if (known.pid === process.pid && known.start === processStartTime(process.pid)) continue;
+      if (ownerAlive(known)) continue;
+      await rm(dir, { recursive: true, force: true });
+      removed.push(dir);
+    } catch {
+      // No owner file (being created, or from before owners were written), or gone meanwhile.
+    }
+  }
+  return removed;
 }

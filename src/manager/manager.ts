@@ -58,7 +58,8 @@ import {
   type ObjectMetadata,
   scopedContext,
 } from '../controllers/context.js';
-import { CatalogSpool } from '../controllers/catalog-spool.js';
+import { CatalogSpool, sweepStaleSpools } from '../controllers/catalog-spool.js';
+import { removeStaleRegistration } from '../server/packageserver/register.js';
 import { csvController } from '../controllers/csv.js';
 import { ServingResources } from '../controllers/csv-serving.js';
 import { DefaultGlobalNamespace, DefaultMetricsAddress } from './defaults.js';
@@ -158,6 +159,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
 
   try {
     await ensureCrds(client, applier, opts.installCrds === true, log);
+    await cleanUpAfterCrash(client, opts.globalNamespace ?? DefaultGlobalNamespace, log);
 
     const onInformerError = (name: string) => (error: unknown, during: string) =>
       log.warn({ informer: name, during, err: error }, 'informer error, retrying');
@@ -376,6 +378,28 @@ function reportOutcome(
       'reconcile failed, retrying',
     );
   else log.debug(fields, 'reconciled');
+}
+
+/**
+ * What a manager that died without stopping (killed, out of memory, aborted) left behind, removed
+ * before this one starts: its spooled catalogs in the temporary folder (about 0.5 GB with the
+ * corpus, per crash), and a PackageManifest APIService nobody serves any more, which makes every
+ * namespace deletion in the cluster hang until it answers again. Only what is provably stale is
+ * removed (see sweepStaleSpools and staleRegistration); failing to look is logged, not fatal.
+ */
+async function cleanUpAfterCrash(
+  client: ControllerContext['client'],
+  namespace: string,
+  log: Logger,
+): Promise<void> {
+  const spools = await sweepStaleSpools();
+  if (spools.length > 0) log.info({ removed: spools }, 'removed catalog spools of managers that are gone');
+  try {
+    const why = await removeStaleRegistration(client, namespace);
+    if (why) log.info({ why }, 'removed the PackageManifest APIService a stopped manager left registered');
+  } catch (err) {
+    log.warn({ err }, 'could not check for a stale PackageManifest APIService');
+  }
 }
 
 async function ensureCrds(

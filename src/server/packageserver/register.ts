@@ -12,7 +12,7 @@
  * may not hold a loopback address: the manager is reached at a non-loopback address of its host.
  * The aggregator checks the serving certificate against `<service>.<namespace>.svc`.
  */
-import { isIPv4 } from 'node:net';
+import { connect, isIPv4 } from 'node:net';
 import { type NetworkInterfaceInfo, networkInterfaces } from 'node:os';
 import type { KubeObject } from '../../apis/meta.js';
 import { PackageManifestResource, PackagesGroup, PackagesVersion } from '../../apis/packages.js';
@@ -155,4 +155,92 @@ export function advertisedAddress(
     error:
       'the host has no non-loopback IPv4 address for the API server to reach the PackageManifest API at (an EndpointSlice may not name a loopback address)',
   };
+}
+
+/** Whether something accepts a TCP connection at `ip:port` within `timeoutMs`. */
+export function tcpReachable(ip: string, port: number, timeoutMs = 3000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: ip, port, timeout: timeoutMs });
+    const done = (up: boolean) => {
+      socket.destroy();
+      resolve(up);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('timeout', () => done(false));
+    socket.once('error', () => done(false));
+  });
+}
+
+interface RegisteredAPIService {
+  metadata?: { labels?: Record<string, string> };
+  spec?: { service?: { name?: string; namespace?: string } };
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+interface RegisteredSlice {
+  metadata?: { labels?: Record<string, string> };
+  endpoints?: { addresses?: string[] }[];
+  ports?: { port?: number }[];
+}
+
+/**
+ * Whether the PackageManifest APIService is one a Bosun manager registered and no manager serves
+ * any more: a manager that dies without stopping (killed, out of memory, aborted) leaves it, and
+ * an APIService nobody answers makes every namespace deletion in the cluster hang (the namespace
+ * controller must list every API before it deletes) and every discovery warn.
+ *
+ * Ours: labelled `app.kubernetes.io/managed-by: bosun` and pointing at Bosun's Service in
+ * `namespace`; OLM's packageserver, or anyone else's, is never touched. Stale: where Bosun wrote
+ * the endpoint itself (a manager outside the cluster), nothing accepts a connection at that
+ * address; otherwise (a Service whose endpoints are pods) the aggregator reports it unavailable.
+ * A live manager elsewhere answers at its address, so its registration is kept.
+ */
+export async function staleRegistration(
+  client: KubeClient,
+  namespace: string,
+  reachable: (ip: string, port: number) => Promise<boolean> = tcpReachable,
+): Promise<{ stale: boolean; why: string } | undefined> {
+  const get = async <T>(path: string): Promise<T | undefined> => {
+    try {
+      return await client.request<T>({ path });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  };
+  const svc = await get<RegisteredAPIService>(
+    `/apis/apiregistration.k8s.io/v1/apiservices/${APIServiceName}`,
+  );
+  if (!svc) return undefined;
+  const ours =
+    svc.metadata?.labels?.['app.kubernetes.io/managed-by'] === 'bosun' &&
+    svc.spec?.service?.name === ServiceName &&
+    svc.spec.service.namespace === namespace;
+  if (!ours) return { stale: false, why: 'not registered by Bosun' };
+  const slice = await get<RegisteredSlice>(
+    `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices/${ServiceName}`,
+  );
+  const ip = slice?.endpoints?.[0]?.addresses?.[0];
+  const port = slice?.ports?.[0]?.port;
+  if (slice?.metadata?.labels?.['endpointslice.kubernetes.io/managed-by'] === 'bosun' && ip && port) {
+    return (await reachable(ip, port))
+      ? { stale: false, why: `a server answers at ${ip}:${port}` }
+      : { stale: true, why: `nothing answers at ${ip}:${port}, the address it was registered with` };
+  }
+  const available = svc.status?.conditions?.find((c) => c.type === 'Available')?.status;
+  return available === 'False'
+    ? { stale: true, why: 'the aggregator reports it unavailable' }
+    : { stale: false, why: 'the aggregator has not reported it unavailable' };
+}
+
+/** Removes the registration when staleRegistration finds it stale; returns why, or undefined. */
+export async function removeStaleRegistration(
+  client: KubeClient,
+  namespace: string,
+  reachable?: (ip: string, port: number) => Promise<boolean>,
+): Promise<string | undefined> {
+  const found = await staleRegistration(client, namespace, reachable);
+  if (!found?.stale) return undefined;
+  await unregister(client, namespace);
+  return found.why;
 }
