@@ -110,6 +110,9 @@ export const InstallPlanConditionType = {
   // dropped the same fields silently; OLM's InstallPlanCondition allows any type).
   Pruned: 'Pruned',
   BundleWarnings: 'BundleWarnings',
+  // Bosun's: bundle RBAC that would reach beyond the operator, left out or allowed by the
+  // OperatorGroup (install/rbac-policy.ts).
+  BroadRBAC: 'BroadRBAC',
 } as const;
 export type InstallPlanConditionType =
   (typeof InstallPlanConditionType)[keyof typeof InstallPlanConditionType];
@@ -124,6 +127,10 @@ export const InstallPlanConditionReason = {
   BundleDecodedWithWarnings: 'BundleDecodedWithWarnings',
   // Bosun's: a CRD replacement refused before anything changed (controllers/installplan-crd-safety.ts).
   UnsafeCRDUpgrade: 'UnsafeCRDUpgrade',
+  // Bosun's, for its BroadRBAC condition: the bundle RBAC found was left out, or applied as
+  // shipped because the OperatorGroup's bosun.dev/allow-broad-rbac allows it.
+  BroadRBACRefused: 'BroadRBACRefused',
+  BroadRBACAllowed: 'BroadRBACAllowed',
 } as const;
 export type InstallPlanConditionReason =
   (typeof InstallPlanConditionReason)[keyof typeof InstallPlanConditionReason];

@@ -23,7 +23,13 @@ import {
   setCondition,
   truncateMessage,
 } from '../kube/conditions.js';
-import { bundleDecoder } from '../install/bundle-objects.js';
+import { bundleDecoder, type InstallableBundle } from '../install/bundle-objects.js';
+import {
+  AllowBroadRbacAnnotation,
+  formatFinding,
+  type RbacFinding,
+  screenBundleRbac,
+} from '../install/rbac-policy.js';
 import { CopiedFromLabel } from '../install/ownership.js';
 import { upgradesFrom } from '../olm/csv-edges.js';
 import type { KubeManifest } from '../apis/bundle.js';
@@ -48,6 +54,12 @@ export type PlannedSteps =
       catalogSources: string[];
       /** What decoding the bundles changed or noticed (e.g. a converted CRD), to report. */
       warnings: Problem[];
+      /** The bundles as they are installed (their RBAC screened, install/rbac-policy.ts). */
+      bundles: InstallableBundle[];
+      /** The OperatorGroup's targets the plan was made for. */
+      targets: OperatorGroupTargets;
+      /** What the bundles' RBAC would grant beyond the operator: left out, or allowed by the group. */
+      rbac: RbacReport;
     }
   | { kind: 'wait'; message: string }
   | { kind: 'failed'; message: string };
@@ -88,6 +100,14 @@ export function locateBundle(
   };
 }
 
+/** The findings of screening a plan's bundles' RBAC. */
+export interface RbacReport {
+  /** Left out of what is applied. */
+  refused: RbacFinding[];
+  /** Applied as shipped, because the OperatorGroup's `bosun.dev/allow-broad-rbac` allows them. */
+  allowed: RbacFinding[];
+}
+
 /** The scope a plan's RBAC gets: the one OperatorGroup's targets, or the own namespace. */
 export function installTargets(
   groups: readonly OperatorGroup[],
@@ -110,8 +130,11 @@ const bundles = bundleDecoder({ capacity: 32 });
 
 export async function planSteps(ctx: InstallPlanContext, ip: InstallPlan): Promise<PlannedSteps> {
   const namespace = ip.metadata.namespace ?? '';
+  const groups = ctx.informers.operatorGroups.list(namespace);
+  // The override is the one group's: with several, none applies (and nothing picks one).
+  const allow = groups.length === 1 ? groups[0]?.metadata.annotations?.[AllowBroadRbacAnnotation] : undefined;
   const targets = installTargets(
-    ctx.informers.operatorGroups.list(namespace),
+    groups,
     ctx.informers.namespaces
       .list()
       .map((n) => ({ name: n.metadata?.name ?? '', labels: n.metadata?.labels })),
@@ -120,14 +143,19 @@ export async function planSteps(ctx: InstallPlanContext, ip: InstallPlan): Promi
   const steps: InstallStep[] = [];
   const warnings: Problem[] = [];
   const sources = new Set<string>();
+  const installed: InstallableBundle[] = [];
+  const rbac: RbacReport = { refused: [], allowed: [] };
   for (const csvName of ip.spec.clusterServiceVersionNames) {
     const located = locateBundle(ctx.catalogs, ip, csvName);
     if (located.kind !== 'found') return located;
     const decoded = await bundles.decode(located.bundle);
     if (!decoded.ok) return { kind: 'failed', message: decoded.errors.map(formatProblem).join('; ') };
     const replaces = upgradedFrom(ctx, namespace, located, decoded.value.csv);
+    const screened = screenBundleRbac({ bundle: decoded.value, namespace, ...(allow ? { allow } : {}) });
+    rbac[screened.allowed ? 'allowed' : 'refused'].push(...screened.findings);
+    installed.push(screened.bundle);
     const planned = planInstall({
-      bundle: decoded.value,
+      bundle: screened.bundle,
       namespace,
       targets,
       source: located.source,
@@ -138,7 +166,15 @@ export async function planSteps(ctx: InstallPlanContext, ip: InstallPlan): Promi
     warnings.push(...decoded.value.warnings);
     sources.add(located.source.name);
   }
-  return { kind: 'steps', steps, catalogSources: [...sources].sort(), warnings };
+  return {
+    kind: 'steps',
+    steps,
+    catalogSources: [...sources].sort(),
+    warnings,
+    bundles: installed,
+    targets,
+    rbac,
+  };
 }
 
 // ---- what the plan reports about the objects it applied ----
@@ -237,10 +273,34 @@ export function warningsMessage(warnings: readonly Problem[]): string {
 /** An InstallPlan condition with the type and status every condition Bosun writes has. */
 export type PlanCondition = InstallPlanCondition & BaseCondition;
 
-/** The plan's Pruned and BundleWarnings conditions, replacing earlier ones (none when nothing to say). */
+/**
+ * The bundle RBAC the plan left out or applied by the OperatorGroup's leave, as the BroadRBAC
+ * condition's reason and message and the Event's; undefined when there is none.
+ */
+export function rbacReportMessage(
+  report: RbacReport,
+): { reason: InstallPlanConditionReason; message: string } | undefined {
+  const lines = (fs: RbacFinding[]) => fs.map(formatFinding).join('; ');
+  if (report.refused.length > 0) {
+    const allowed =
+      report.allowed.length > 0 ? `; applied as allowed by the OperatorGroup: ${lines(report.allowed)}` : '';
+    return {
+      reason: InstallPlanConditionReason.BroadRBACRefused,
+      message: `bundle RBAC that would reach beyond the operator was left out (an OperatorGroup admin may allow it with the annotation ${AllowBroadRbacAnnotation}): ${lines(report.refused)}${allowed}`,
+    };
+  }
+  if (report.allowed.length > 0)
+    return {
+      reason: InstallPlanConditionReason.BroadRBACAllowed,
+      message: `bundle RBAC that reaches beyond the operator was applied as shipped, as the OperatorGroup's ${AllowBroadRbacAnnotation} allows: ${lines(report.allowed)}`,
+    };
+  return undefined;
+}
+
+/** The plan's Pruned, BundleWarnings and BroadRBAC conditions, replacing earlier ones (none when nothing to say). */
 export function warningConditions(
   current: readonly InstallPlanCondition[] | undefined,
-  report: { warnings: readonly Problem[]; pruned?: readonly Problem[] },
+  report: { warnings: readonly Problem[]; pruned?: readonly Problem[]; rbac?: RbacReport },
   now: number,
 ): InstallPlanCondition[] {
   let conditions = [...(current ?? [])] as PlanCondition[];
@@ -264,6 +324,14 @@ export function warningConditions(
     InstallPlanConditionReason.BundleDecodedWithWarnings,
     warningsMessage(report.warnings),
   );
+  if (report.rbac !== undefined) {
+    const rbac = rbacReportMessage(report.rbac);
+    put(
+      InstallPlanConditionType.BroadRBAC,
+      rbac?.reason ?? InstallPlanConditionReason.BroadRBACRefused,
+      rbac?.message ?? '',
+    );
+  }
   if (report.pruned !== undefined) {
     put(
       InstallPlanConditionType.Pruned,

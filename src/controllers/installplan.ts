@@ -32,6 +32,8 @@ import {
   planSteps,
   prunedMessage,
   prunedProblems,
+  type RbacReport,
+  rbacReportMessage,
   typedDecodingProblems,
   uniqueProblems,
   warningConditions,
@@ -100,7 +102,7 @@ export const installPlanController: Controller<(typeof uses.informers)[number], 
       // Bundle warnings are known before anything is applied: a Manual plan shows them too.
       const warned = warningConditions(
         ip.status?.conditions,
-        { warnings: planned.warnings },
+        { warnings: planned.warnings, rbac: planned.rbac },
         ctx.clock.now(),
       );
       if (!ip.spec.approved) {
@@ -168,7 +170,7 @@ class PlanRun {
   report(now: number): InstallPlanCondition[] {
     return warningConditions(
       this.conditions,
-      { warnings: this.warnings(), pruned: uniqueProblems(this.pruned) },
+      { warnings: this.warnings(), pruned: uniqueProblems(this.pruned), rbac: this.planned.rbac },
       now,
     );
   }
@@ -258,7 +260,7 @@ async function ownByCSV(run: PlanRun, step: InstallStep, applied: unknown) {
 async function failRun(run: PlanRun, message: string, reason?: InstallPlanConditionReason) {
   const { ctx, ip } = run;
   await fail(ctx, ip, message, run.status(), run.report(ctx.clock.now()), reason);
-  await reportWarnings(ctx, ip, run.warnings(), uniqueProblems(run.pruned));
+  await reportWarnings(ctx, ip, run.warnings(), uniqueProblems(run.pruned), run.planned.rbac);
 }
 
 async function waitForCRDs(run: PlanRun, crds: string[]) {
@@ -281,7 +283,7 @@ async function complete(run: PlanRun) {
     plan: run.status(),
     conditions: setIPCondition(run.report(now), 'True', undefined, '', now),
   });
-  await reportWarnings(ctx, ip, run.warnings(), uniqueProblems(run.pruned));
+  await reportWarnings(ctx, ip, run.warnings(), uniqueProblems(run.pruned), run.planned.rbac);
   await ctx.events.normal(ip, 'InstallSucceeded', `applied ${run.steps.length} steps`);
   return undefined;
 }
@@ -311,13 +313,16 @@ async function prunedStep(ctx: InstallPlanContext, step: InstallStep, pruned: Pr
   return result.value;
 }
 
-/** A Warning Event on the plan for its bundle warnings and for its pruned fields. */
+/** A Warning Event on the plan for its bundle warnings, its pruned fields and its bundle RBAC. */
 async function reportWarnings(
   ctx: InstallPlanContext,
   ip: InstallPlan,
   warnings: readonly Problem[],
   pruned: readonly Problem[],
+  rbac: RbacReport,
 ) {
+  const broad = rbacReportMessage(rbac);
+  if (broad !== undefined) await ctx.events.warning(ip, broad.reason, broad.message);
   if (warnings.length > 0) {
     await ctx.events.warning(
       ip,

@@ -42,6 +42,8 @@ export interface BundleObject {
   name: string;
   info: KindInfo;
   object: Resource;
+  /** Where in the bundle it was read, for messages: `properties[3]` or `manifests/etcd.crd.yaml`. */
+  at?: string;
 }
 
 /** A bundle ready to plan: its CSV and the objects installed beside it. */
@@ -435,6 +437,7 @@ function checkManifest(
       name: name as string,
       info,
       object: normalise(object, name as string),
+      at: m.at,
     },
     warnings: [...warnings, ...upgraded.value.warnings],
     converted: upgraded.value.from !== undefined,
