@@ -131,6 +131,11 @@ export const InstallPlanConditionReason = {
   // shipped because the OperatorGroup's bosun.dev/allow-broad-rbac allows it.
   BroadRBACRefused: 'BroadRBACRefused',
   BroadRBACAllowed: 'BroadRBACAllowed',
+  // Bosun's: an install scoped to an OperatorGroup's ServiceAccount refused before anything was
+  // written, because the bundle asks for everything (`*` on `*`, cluster-admin), or because the
+  // ServiceAccount may not do all the install needs (controllers/installplan-access.ts).
+  ScopedInstallRefused: 'ScopedInstallRefused',
+  ServiceAccountLacksPermissions: 'ServiceAccountLacksPermissions',
 } as const;
 export type InstallPlanConditionReason =
   (typeof InstallPlanConditionReason)[keyof typeof InstallPlanConditionReason];

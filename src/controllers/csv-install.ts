@@ -14,6 +14,7 @@ import { collectionPath, objectPath } from '../kube/client.js';
 import type { CSVContext } from './csv.js';
 import { applyServingAfterDeployments } from './csv-serving.js';
 import { deleteIfPresent, Rbac } from './objects.js';
+import type { Writer } from './operatorgroup-scope.js';
 
 /**
  * Applies, in order: the RBAC the current OperatorGroup targets add (so a change of targets
@@ -21,20 +22,23 @@ import { deleteIfPresent, Rbac } from './objects.js';
  * deletes what earlier targets needed, then the OperatorCondition with the RBAC that lets the
  * operator write it, the Services and certificate Secrets of the Deployments that serve webhooks
  * or API services, then the Deployments, and after them the webhook configurations, APIServices
- * and CRD conversions (./csv-serving.ts).
+ * and CRD conversions (./csv-serving.ts). Everything is written with `writer`: as the manager, or
+ * as the OperatorGroup's ServiceAccount (./operatorgroup-scope.ts); deleting what is no longer
+ * needed stays the manager's (cleanup grants nothing).
  */
 export async function applyInstall(
   ctx: CSVContext,
   csv: ClusterServiceVersion,
   desired: CSVObjects,
+  writer: Writer,
   serving?: ServingObjects,
 ) {
-  for (const r of desired.rbac) await applyPruned(ctx, r);
+  for (const r of desired.rbac) await applyPruned(ctx, writer, r);
   await deleteRbac(ctx, desired.prune);
-  for (const o of desired.operatorCondition) await ctx.applier.apply(o);
-  for (const o of serving?.beforeDeployments ?? []) await ctx.applier.apply(o);
-  for (const d of desired.deployments) await applyPruned(ctx, d as KubeObject);
-  if (serving) await applyServingAfterDeployments(ctx, csv, serving);
+  for (const o of desired.operatorCondition) await writer.applier.apply(o);
+  for (const o of serving?.beforeDeployments ?? []) await writer.applier.apply(o);
+  for (const d of desired.deployments) await applyPruned(ctx, writer, d as KubeObject);
+  if (serving) await applyServingAfterDeployments(ctx, csv, serving, writer);
 }
 
 /**
@@ -42,12 +46,12 @@ export async function applyInstall(
  * fields the kind's live schema does not declare: OLM decodes them into Go types, which drops
  * such fields, and server-side apply would refuse them. The InstallPlan reports them.
  */
-async function applyPruned(ctx: CSVContext, obj: KubeObject) {
+async function applyPruned(ctx: CSVContext, writer: Writer, obj: KubeObject) {
   const { value, fields } = await ctx.schemas.prune(obj);
   if (fields.length > 0) {
     ctx.log.debug({ object: `${obj.kind}/${obj.metadata?.name ?? ''}`, fields }, 'pruned undeclared fields');
   }
-  await ctx.applier.apply(value);
+  await writer.applier.apply(value);
 }
 
 /** The Roles and RoleBindings on the cluster copied from the CSV into target namespaces. */

@@ -41,6 +41,7 @@ import { formatTime } from '../kube/conditions.js';
 import { isNotFound } from '../kube/errors.js';
 import { formatProblem, type Result } from '../util/result.js';
 import type { CSVContext } from './csv.js';
+import type { Writer } from './operatorgroup-scope.js';
 import type { CSVDecision } from './csv-phase.js';
 import { deleteIfPresent, mergePatch } from './objects.js';
 
@@ -322,10 +323,11 @@ export async function applyServingAfterDeployments(
   ctx: CSVContext,
   csv: ClusterServiceVersion,
   objects: ServingObjects,
+  writer: Writer,
 ) {
-  for (const o of objects.afterDeployments) await ctx.applier.apply(o);
+  for (const o of objects.afterDeployments) await writer.applier.apply(o);
   for (const c of objects.conversions) {
-    await mergePatch(ctx.client, objectPath(ServingResources.CustomResourceDefinition, c.crd), {
+    await mergePatch(writer.client, objectPath(ServingResources.CustomResourceDefinition, c.crd), {
       spec: { conversion: c.conversion },
     });
   }

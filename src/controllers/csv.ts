@@ -7,7 +7,8 @@
  *
  * Uninstall (cleanup after a deleted CSV) is in ./csv-uninstall.ts, applying the install
  * strategy in ./csv-install.ts, the webhooks and API services a CSV serves (certificates,
- * Services, webhook configurations, APIServices) in ./csv-serving.ts.
+ * Services, webhook configurations, APIServices) in ./csv-serving.ts. What it applies is written
+ * as the OperatorGroup's ServiceAccount when the group names one (./operatorgroup-scope.ts).
  */
 import type { V1Deployment } from '@kubernetes/client-node';
 import { CSVReason } from '../apis/conditions.js';
@@ -28,6 +29,7 @@ import { isEmptySelector } from '../install/selector.js';
 import { objectKey, splitKey } from '../kube/cache.js';
 import { objectPath } from '../kube/client.js';
 import { formatTime } from '../kube/conditions.js';
+import { formatApiError, isPermanentRejection, parseApiError } from '../kube/errors.js';
 import { writeStatus } from '../kube/status.js';
 import type { Result } from '../util/result.js';
 import type { Controller, Deployment, ScopedContext } from './context.js';
@@ -47,6 +49,7 @@ import {
 import { cleanupDeleted, sweepOrphans } from './csv-uninstall.js';
 import { deleteIfPresent, exists, mergePatch, ServiceAccounts } from './objects.js';
 import { upgradeBlocked } from './operatorcondition.js';
+import { installWriter } from './operatorgroup-scope.js';
 
 /** How many phase changes `status.conditions` keeps (OLM keeps a bounded history too). */
 const maxHistory = 20;
@@ -133,17 +136,30 @@ export const csvController: Controller<(typeof uses.informers)[number], (typeof 
     });
     void sweepOrphans(ctx, enqueue);
   },
-  reconcile: (ctx) => async (key) => {
-    const { namespace = '', name } = splitKey(key);
-    const csv = ctx.informers.csvs.get(key);
-    if (csv === undefined) {
-      await cleanupDeleted(ctx, namespace, name);
-      return;
-    }
-    if (csv.metadata.deletionTimestamp) return;
-    return reconcileCSV(ctx, csv);
+  reconcile: (ctx) => {
+    const refusals: Refusals = new Map();
+    return async (key) => {
+      const { namespace = '', name } = splitKey(key);
+      const csv = ctx.informers.csvs.get(key);
+      if (csv === undefined) {
+        refusals.delete(key);
+        await cleanupDeleted(ctx, namespace, name);
+        return;
+      }
+      if (csv.metadata.deletionTimestamp) return;
+      return reconcileCSV(ctx, key, csv, refusals);
+    };
   },
 };
+
+/**
+ * Installs the API server refused (a scoped install whose ServiceAccount may not write an object,
+ * or a scope that cannot be used), by CSV key, with the CSV's uid, when and why. Such a CSV fails
+ * with InstallComponentFailed and stays Failed for `refusedRetryMs` before it tries again, rather
+ * than cycling through its phases as fast as it can write them.
+ */
+type Refusals = Map<string, { uid: string; at: number; message: string }>;
+const refusedRetryMs = 30_000;
 
 function enqueueOwner(d: { metadata?: { labels?: Record<string, string> } }, enqueue: (k: string) => void) {
   const owner = csvOwnerOf(d.metadata?.labels);
@@ -154,13 +170,42 @@ function enqueueOwner(d: { metadata?: { labels?: Record<string, string> } }, enq
  * One reconcile of a live CSV, as named steps: observe what it needs and what is there, decide
  * its phase, act on the decision, report it in status, and say when to look again.
  */
-async function reconcileCSV(ctx: CSVContext, csv: ClusterServiceVersion) {
+async function reconcileCSV(ctx: CSVContext, key: string, csv: ClusterServiceVersion, refusals: Refusals) {
   const seen = await observe(ctx, csv);
   if (seen.desired !== undefined && !seen.desired.ok) return failInvalidStrategy(ctx, csv, seen);
-  const decision = decide(csv, seen);
-  const certs = (await act(ctx, csv, seen, decision)) ?? servingCertificateStatus(seen.serving);
-  await report(ctx, csv, seen, decision, certs);
-  return requeue(ctx, seen);
+  const uid = csv.metadata.uid ?? '';
+  const now = ctx.clock.now();
+  // A refusal of an earlier CSV of the same name says nothing about this one.
+  if (refusals.get(key)?.uid !== uid) refusals.delete(key);
+  const held = refusals.get(key);
+  const holding =
+    held !== undefined && now - held.at < refusedRetryMs && csv.status?.phase === CSVPhase.Failed;
+  let decision = holding ? refusedDecision(held.message) : decide(csv, seen);
+  const acted = await act(ctx, csv, seen, decision);
+  if (acted.refused !== undefined) {
+    ctx.log.info({ reason: acted.refused }, 'install refused');
+    refusals.set(key, { uid, at: now, message: acted.refused });
+    decision = refusedDecision(acted.refused);
+  } else if (decision.install) {
+    refusals.delete(key);
+  }
+  await report(ctx, csv, seen, decision, acted.certs ?? servingCertificateStatus(seen.serving));
+  const again = requeue(ctx, seen);
+  // A CSV held Failed after a refusal is looked at again once it may try again.
+  const retry =
+    holding || acted.refused !== undefined ? (refusals.get(key)?.at ?? now) + refusedRetryMs - now : 0;
+  if (retry <= 0) return again;
+  return { requeueAfter: Math.min(again?.requeueAfter ?? retry, retry) };
+}
+
+function refusedDecision(message: string): CSVDecision {
+  return {
+    phase: CSVPhase.Failed,
+    reason: CSVReason.InstallComponentFailed,
+    message,
+    install: false,
+    delete: false,
+  };
 }
 
 /** What one reconcile of a CSV observed, and what it computed from it. */
@@ -306,11 +351,26 @@ async function act(
   csv: ClusterServiceVersion,
   seen: Observed,
   decision: CSVDecision,
-): Promise<Pick<ClusterServiceVersionStatus, 'certsLastUpdated' | 'certsRotateAt'> | undefined> {
+): Promise<{
+  certs?: Pick<ClusterServiceVersionStatus, 'certsLastUpdated' | 'certsRotateAt'>;
+  refused?: string;
+}> {
   const { og, replacer, serving, config, desired } = seen;
-  if (!og.ok) return undefined;
+  if (!og.ok) return {};
   if (!replacer) await annotateCSV(ctx, csv, og.targets);
-  if (decision.install) {
+  const restoreCondition =
+    !replacer && installedPhases.has(decision.phase) && !hasOperatorCondition(ctx, csv);
+  if (!decision.install && !restoreCondition) return {};
+  // Written as the OperatorGroup's ServiceAccount when it names one (./operatorgroup-scope.ts).
+  const writer = await installWriter(ctx, csv.metadata.namespace ?? '');
+  if (writer.kind === 'wait') return { refused: writer.message };
+  const scoped = writer.scope.kind === 'serviceAccount' ? writer.scope : undefined;
+  try {
+    if (!decision.install) {
+      // Someone deleted the OperatorCondition of an installed operator: put it back.
+      for (const o of desired?.ok ? desired.value.operatorCondition : []) await writer.applier.apply(o);
+      return {};
+    }
     ctx.log.info({ deployments: seen.deployments.map((d) => d.metadata?.name) }, 'applying install strategy');
     // New serving certificates change what the Deployments mount: render them with those.
     const servingInstall = await prepareServingInstall(ctx, csv, og.group, serving, config?.annotations);
@@ -323,14 +383,18 @@ async function act(
       copiedRbac,
     });
     const objects = install.ok ? install.value : desired?.ok ? desired.value : undefined;
-    if (objects) await applyInstall(ctx, csv, objects, servingInstall?.objects);
-    return servingInstall?.status;
+    if (objects) await applyInstall(ctx, csv, objects, writer, servingInstall?.objects);
+    return servingInstall?.status ? { certs: servingInstall.status } : {};
+  } catch (err) {
+    // A scoped install's ServiceAccount may not write what the CSV needs (the group's targets
+    // grew since the InstallPlan checked, or its rights were taken away): say so, and try again
+    // later. Unscoped, such an error is the manager's own and is retried as any other.
+    const api = parseApiError(err);
+    if (scoped === undefined || api === undefined || !isPermanentRejection(api)) throw err;
+    return {
+      refused: `installing as ServiceAccount ${scoped.namespace}/${scoped.name} (OperatorGroup ${scoped.operatorGroup}) was refused: ${formatApiError(api)}`,
+    };
   }
-  if (!replacer && installedPhases.has(decision.phase) && !hasOperatorCondition(ctx, csv)) {
-    // Someone deleted the OperatorCondition of an installed operator: put it back.
-    for (const o of desired?.ok ? desired.value.operatorCondition : []) await ctx.applier.apply(o);
-  }
-  return undefined;
 }
 
 /** Step 4: the status, unavailable API services, and the replaced CSV's deletion. */

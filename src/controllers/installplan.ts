@@ -7,6 +7,9 @@
  * objects, and the CSV last; then the namespaced objects get their ownerReference to the CSV,
  * whose uid exists only now. Every apply is idempotent, so a restart at any point converges by
  * running the plan again; a finished plan (Complete or Failed) is left alone.
+ * In a namespace whose OperatorGroup names a ServiceAccount, the steps are applied as that
+ * ServiceAccount, and before the first one the plan is checked against what it may do
+ * (./installplan-access.ts); a refusal fails the plan with nothing applied.
  */
 import { InstallPlanConditionReason, InstallPlanConditionType } from '../apis/conditions.js';
 import type { InstallPlan, InstallPlanCondition, InstallPlanStatus, Step } from '../apis/operators.js';
@@ -15,7 +18,7 @@ import { objectKey } from '../kube/cache.js';
 import { crdStatusOf, isEstablished, isRefusedForGood, notEstablishedReason } from '../kube/crds.js';
 import { unsafeCRDReplacements } from './installplan-crd-safety.js';
 import { withPlanSummary } from './installplan-summary.js';
-import { formatTime, setCondition } from '../kube/conditions.js';
+import { findCondition, formatTime, removeCondition, setCondition } from '../kube/conditions.js';
 import { writeStatus } from '../kube/status.js';
 import { formatApiError, isPermanentRejection, parseApiError } from '../kube/errors.js';
 import type { CSVIdentity } from '../install/ownership.js';
@@ -39,12 +42,17 @@ import {
   warningConditions,
   warningsMessage,
 } from './installplan-steps.js';
+import { checkScopedAccess } from './installplan-access.js';
+import { installWriter } from './operatorgroup-scope.js';
+import type { Applier } from '../kube/apply.js';
 
 type PlannedInstall = Extract<PlannedSteps, { kind: 'steps' }>;
 
 /** How soon to look again at a CRD that is not Established yet, or a catalog not loaded yet. */
 const establishPollMs = 500;
 const catalogWaitMs = 5_000;
+/** How soon to look again for the ServiceAccount a scoped install waits for. */
+const scopeWaitMs = 5_000;
 
 const finished = (ip: InstallPlan) =>
   ip.status?.phase === InstallPlanPhase.Complete || ip.status?.phase === InstallPlanPhase.Failed;
@@ -151,6 +159,8 @@ class PlanRun {
     readonly planned: PlannedInstall,
     /** The plan's conditions as they should be now. */
     readonly conditions: InstallPlanCondition[],
+    /** What the steps are applied with: as the manager, or as the OperatorGroup's ServiceAccount. */
+    readonly writer: Applier,
   ) {
     this.namespace = ip.metadata.namespace ?? '';
     // After a restart the CSV may exist already: own everything from the first apply.
@@ -189,9 +199,23 @@ async function execute(
   planned: PlannedInstall,
   conditions: InstallPlanCondition[],
 ) {
-  const run = new PlanRun(ctx, ip, planned, conditions);
-  // A CRD replacement that would strand stored objects refuses the plan before it changes anything.
-  if (ip.status?.phase !== InstallPlanPhase.Installing) {
+  // Whom the steps are written as; a scope that cannot be used yet holds the plan back.
+  const scoped = await installWriter(ctx, ip.metadata.namespace ?? '');
+  if (scoped.kind === 'wait') return waitForScope(ctx, ip, planned, conditions, scoped.message);
+  // What the plan waited for is there now: the InstallCheckFailed it said goes.
+  const waited = findCondition(conditions as PlanCondition[], InstallPlanConditionType.Installed);
+  if (waited?.reason === InstallPlanConditionReason.InstallCheckFailed)
+    conditions = removeCondition(conditions as PlanCondition[], InstallPlanConditionType.Installed);
+  const run = new PlanRun(ctx, ip, planned, conditions, scoped.applier);
+  // Refusals come before the first step, so that a refused plan has changed nothing.
+  if (!started(ip)) {
+    if (scoped.scope.kind === 'serviceAccount') {
+      const groups = ctx.informers.operatorGroups.list(run.namespace);
+      const verdict = await checkScopedAccess(ctx, planned, scoped.scope, groups[0]);
+      if (verdict.kind === 'refused')
+        return failRun(run, verdict.message, InstallPlanConditionReason[verdict.reason]);
+    }
+    // A CRD replacement that would strand stored objects refuses the plan too.
     const unsafe = await unsafeCRDReplacements(ctx.client, run.steps);
     if (unsafe.length > 0) {
       const message = `the upgrade would not be safe for what the cluster stores, so nothing was changed: ${unsafe.join('; ')}`;
@@ -199,7 +223,7 @@ async function execute(
     }
   }
   // Say that the plan is being carried out before carrying it out (`kubectl get ip -w` shows it).
-  if (ip.status?.phase !== InstallPlanPhase.Installing)
+  if (ip.status?.phase !== InstallPlanPhase.Installing || !started(ip))
     await setPlanStatus(ctx, ip, { ...run.base, plan: run.status(), conditions });
   for (const group of stepsByPhase(run.steps)) {
     const outcome = await applyPhase(run, group.steps);
@@ -207,6 +231,43 @@ async function execute(
     if (outcome.kind === 'waiting') return waitForCRDs(run, outcome.crds);
   }
   return complete(run);
+}
+
+/** Whether any step of the plan has been applied (its status says Created). */
+function started(ip: InstallPlan): boolean {
+  return (ip.status?.plan ?? []).some((s) => s.status === StepStatus.Created);
+}
+
+/**
+ * A plan whose namespace's OperatorGroup scopes installs to a ServiceAccount that cannot be used
+ * (missing, or several groups) waits, with nothing applied, and says why: Installed=False with
+ * OLM's InstallCheckFailed. It is looked at again when an OperatorGroup changes, and every few
+ * seconds for the ServiceAccount (ServiceAccounts have no informer here).
+ */
+async function waitForScope(
+  ctx: InstallPlanContext,
+  ip: InstallPlan,
+  planned: PlannedInstall,
+  conditions: InstallPlanCondition[],
+  message: string,
+) {
+  const now = ctx.clock.now();
+  const unchanged = ip.status?.message === message;
+  await setPlanStatus(ctx, ip, {
+    phase: InstallPlanPhase.Installing,
+    catalogSources: planned.catalogSources,
+    plan: planned.steps.map((s) => asStep(s, StepStatus.Unknown)),
+    message,
+    conditions: setIPCondition(
+      conditions,
+      'False',
+      InstallPlanConditionReason.InstallCheckFailed,
+      message,
+      now,
+    ),
+  });
+  if (!unchanged) await ctx.events.warning(ip, InstallPlanConditionReason.InstallCheckFailed, message);
+  return { requeueAfter: scopeWaitMs };
 }
 
 /**
@@ -220,7 +281,7 @@ async function applyPhase(run: PlanRun, steps: readonly InstallStep[]): Promise<
   for (const step of steps) {
     let applied: unknown;
     try {
-      applied = await ctx.applier.apply(await prunedStep(ctx, step, run.pruned, run.filled));
+      applied = await run.writer.apply(await prunedStep(ctx, step, run.pruned, run.filled));
     } catch (err) {
       const api = parseApiError(err);
       // Bad requests, invalid and forbidden objects will not get better by retrying.
@@ -251,7 +312,7 @@ async function ownByCSV(run: PlanRun, step: InstallStep, applied: unknown) {
   for (let i = 0; i < run.steps.length; i++) {
     const before = run.steps[i] as InstallStep;
     const after = owned[i] as InstallStep;
-    if (after !== before) await run.ctx.applier.apply(await prunedStep(run.ctx, after, [], []));
+    if (after !== before) await run.writer.apply(await prunedStep(run.ctx, after, [], []));
     if (run.done.has(before)) run.done.add(after);
   }
   run.steps = owned;

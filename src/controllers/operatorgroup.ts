@@ -8,7 +8,10 @@
  * group through the CSV controller, which watches OperatorGroups and Namespaces itself and
  * re-annotates and re-scopes the operator's Deployments and RBAC (olm.targetNamespaces).
  * It also keeps the ClusterRoles for the APIs the namespace's operators provide, and the group's
- * own aggregating roles (./operatorgroup-roles.ts).
+ * own aggregating roles (./operatorgroup-roles.ts). A group naming a ServiceAccount
+ * (`spec.serviceAccountName`, which installs in its namespace act as: ./operatorgroup-scope.ts)
+ * gets OLM's `status.serviceAccountRef` once it exists, and the OperatorGroupServiceAccount
+ * condition while it does not.
  */
 import type { OperatorGroup, OperatorGroupStatus } from '../apis/operators.js';
 import { Resources } from '../apis/operators.js';
@@ -18,6 +21,7 @@ import {
   operatorGroupNamespaces,
 } from '../install/operatorgroup.js';
 import { isEmptySelector } from '../install/selector.js';
+import { installScope } from '../install/scoped-install.js';
 import { OperatorGroupConditionReason, OperatorGroupConditionType } from '../apis/conditions.js';
 import { ConditionStatus } from '../apis/meta.js';
 import { objectKey, splitKey } from '../kube/cache.js';
@@ -31,17 +35,26 @@ import { mergePatch } from './objects.js';
 import { deleteGroupRoles, reconcileGroupRoles, watchRoleSources } from './operatorgroup-roles.js';
 
 /**
+ * What the controller found of the ServiceAccount a group names (`spec.serviceAccountName`):
+ * its uid when it exists, or why it cannot be used.
+ */
+export type ServiceAccountSeen = { found: true; uid: string } | { found: false; message: string };
+
+/**
  * The status to write, or undefined when the stored one is current. `lastUpdated` moves only when
- * the namespaces do. With other OperatorGroups in the same namespace the group carries OLM's
- * MultipleOperatorGroup condition (the namespace's CSVs fail with TooManyOperatorGroups). A spec
- * the API would have to reject (`targetNamespaces` containing '') leaves the namespaces as they
- * are; the CSVs report it.
+ * the namespaces or the ServiceAccount reference do. With other OperatorGroups in the same
+ * namespace the group carries OLM's MultipleOperatorGroup condition (the namespace's CSVs fail
+ * with TooManyOperatorGroups). A spec the API would have to reject (`targetNamespaces` containing
+ * '') leaves the namespaces as they are; the CSVs report it. A group naming a ServiceAccount gets
+ * OLM's `status.serviceAccountRef` once it exists, and the OperatorGroupServiceAccount condition
+ * (ServiceAccountNotFound) while it does not: installs in the namespace wait for it.
  */
 export function nextOperatorGroupStatus(
   og: OperatorGroup,
   namespaces: readonly NamespaceInfo[],
   groupsInNamespace: number,
   now: number,
+  serviceAccount?: ServiceAccountSeen,
 ): OperatorGroupStatus | undefined {
   const prev = og.status;
   const next: OperatorGroupStatus = { ...prev, lastUpdated: prev?.lastUpdated ?? formatTime(now) };
@@ -50,7 +63,23 @@ export function nextOperatorGroupStatus(
     next.namespaces = targets.value;
     next.lastUpdated = formatTime(now);
   }
-  const conditions =
+  const name = og.spec?.serviceAccountName ?? '';
+  const ref =
+    name !== '' && serviceAccount?.found
+      ? {
+          apiVersion: 'v1',
+          kind: 'ServiceAccount',
+          namespace: og.metadata.namespace ?? '',
+          name,
+          uid: serviceAccount.uid,
+        }
+      : undefined;
+  if (JSON.stringify(ref) !== JSON.stringify(prev?.serviceAccountRef)) {
+    if (ref) next.serviceAccountRef = ref;
+    else delete next.serviceAccountRef;
+    next.lastUpdated = formatTime(now);
+  }
+  let conditions =
     groupsInNamespace > 1
       ? setCondition(
           prev?.conditions,
@@ -63,6 +92,19 @@ export function nextOperatorGroupStatus(
           now,
         )
       : removeCondition(prev?.conditions, OperatorGroupConditionType.MultipleOperatorGroup);
+  conditions =
+    name !== '' && serviceAccount !== undefined && !serviceAccount.found
+      ? setCondition(
+          conditions,
+          {
+            type: OperatorGroupConditionType.OperatorGroupServiceAccount,
+            status: ConditionStatus.True,
+            reason: OperatorGroupConditionReason.ServiceAccountNotFound,
+            message: serviceAccount.message,
+          },
+          now,
+        )
+      : removeCondition(conditions, OperatorGroupConditionType.OperatorGroupServiceAccount);
   if (conditions.length > 0 || prev?.conditions !== undefined) next.conditions = conditions;
   // lastUpdated alone is not a change (statusChanged ignores it).
   return statusChanged(prev ?? {}, next) ? next : undefined;
@@ -132,17 +174,49 @@ export const operatorGroupController: Controller<
     const groups = ctx.informers.operatorGroups
       .list(og.metadata.namespace)
       .filter((g) => !g.metadata.deletionTimestamp);
-    const status = nextOperatorGroupStatus(og, namespaces, groups.length, ctx.clock.now());
+    const serviceAccount = await observeServiceAccount(ctx, og);
+    const status = nextOperatorGroupStatus(og, namespaces, groups.length, ctx.clock.now(), serviceAccount);
     await labelNamespaces(ctx, namespaces, og, status?.namespaces);
     await reconcileGroupRoles(ctx, og);
-    if (status === undefined) return;
-    ctx.log.info(
-      { namespace: og.metadata.namespace, name: og.metadata.name, targets: status.namespaces },
-      'operatorgroup status changed',
-    );
-    await writeStatus(ctx.applier, { resource: Resources.OperatorGroup, object: og, next: status });
+    if (status !== undefined) {
+      ctx.log.info(
+        { namespace: og.metadata.namespace, name: og.metadata.name, targets: status.namespaces },
+        'operatorgroup status changed',
+      );
+      await writeStatus(ctx.applier, { resource: Resources.OperatorGroup, object: og, next: status });
+    }
+    // ServiceAccounts have no informer here: look again for one that is missing, or went.
+    if (serviceAccount === undefined) return;
+    return { requeueAfter: serviceAccount.found ? serviceAccountRecheckMs : missingServiceAccountRetryMs };
   },
 };
+
+const missingServiceAccountRetryMs = 5_000;
+const serviceAccountRecheckMs = 60_000;
+
+/** Whether the ServiceAccount the group names exists (undefined when it names none). */
+async function observeServiceAccount(
+  ctx: OperatorGroupContext,
+  og: OperatorGroup,
+): Promise<ServiceAccountSeen | undefined> {
+  const namespace = og.metadata.namespace ?? '';
+  const name = og.spec?.serviceAccountName ?? '';
+  if (name === '') return undefined;
+  const scope = installScope([og], namespace);
+  if (scope.kind === 'invalid') return { found: false, message: scope.message };
+  try {
+    const sa = await ctx.client.request<{ metadata?: { uid?: string } }>({
+      path: objectPath(Builtin.ServiceAccount, name, namespace),
+    });
+    return { found: true, uid: sa.metadata?.uid ?? '' };
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    return {
+      found: false,
+      message: `ServiceAccount ${name} not found: installs in namespace ${namespace} wait for it`,
+    };
+  }
+}
 
 /**
  * Puts OLM's `olm.operatorgroup.uid/<uid>` label on the namespaces each group targets and takes

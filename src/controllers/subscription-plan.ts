@@ -438,7 +438,7 @@ export function subscriptionStatus(input: StatusInput): SubscriptionStatus {
         : phase || SubscriptionConditionReason.InstallPlanNotYetReconciled,
       message: needsApproval
         ? `InstallPlan ${ip.metadata.name} for ${target} waits for approval: set spec.approved to true`
-        : `InstallPlan ${ip.metadata.name} for ${target} is ${phase || 'not yet reconciled'}`,
+        : `InstallPlan ${ip.metadata.name} for ${target} is ${phase || 'not yet reconciled'}${ip.status?.message ? `: ${ip.status.message}` : ''}`,
     });
   } else {
     conditions = removeCondition(conditions, SubscriptionConditionType.InstallPlanPending);

@@ -40,15 +40,62 @@ describe('nextOperatorGroupStatus', () => {
     expect(nextOperatorGroupStatus(current, namespaces, 1, now)).toBeUndefined();
   });
 
+  const saRef = { apiVersion: 'v1', kind: 'ServiceAccount', namespace: 'ops', name: 'sa', uid: 'u1' };
+
   it('moves lastUpdated when the namespaces change, keeping the rest of the status', () => {
     const current = og(
-      { targetNamespaces: ['a', 'b'] },
-      { namespaces: ['a'], lastUpdated: '2026-01-01T00:00:00Z', serviceAccountRef: { name: 'sa' } },
+      { targetNamespaces: ['a', 'b'], serviceAccountName: 'sa' },
+      { namespaces: ['a'], lastUpdated: '2026-01-01T00:00:00Z', serviceAccountRef: saRef },
     );
-    expect(nextOperatorGroupStatus(current, namespaces, 1, now)).toEqual({
+    expect(nextOperatorGroupStatus(current, namespaces, 1, now, { found: true, uid: 'u1' })).toEqual({
       namespaces: ['a', 'b'],
       lastUpdated: '2026-11-22T04:00:00Z',
-      serviceAccountRef: { name: 'sa' },
+      serviceAccountRef: saRef,
+    });
+  });
+
+  it('refers to the ServiceAccount the group names once it exists, and says when it does not', () => {
+    const spec = { targetNamespaces: ['a'], serviceAccountName: 'sa' };
+    const missing = nextOperatorGroupStatus(
+      og(spec, { namespaces: ['a'], lastUpdated: '2026-01-01T00:00:00Z' }),
+      namespaces,
+      1,
+      now,
+      { found: false, message: 'ServiceAccount sa not found' },
+    );
+    expect(missing).toEqual({
+      namespaces: ['a'],
+      lastUpdated: '2026-01-01T00:00:00Z',
+      conditions: [
+        {
+          type: 'OperatorGroupServiceAccount',
+          status: 'True',
+          reason: 'ServiceAccountNotFound',
+          message: 'ServiceAccount sa not found',
+          lastTransitionTime: '2026-11-22T04:00:00Z',
+        },
+      ],
+    });
+    const found = nextOperatorGroupStatus(og(spec, missing), namespaces, 1, now + 1000, {
+      found: true,
+      uid: 'u1',
+    });
+    expect(found).toEqual({
+      namespaces: ['a'],
+      lastUpdated: '2026-11-22T04:00:01Z',
+      serviceAccountRef: saRef,
+      conditions: [],
+    });
+    expect(
+      nextOperatorGroupStatus(og(spec, found), namespaces, 1, now + 2000, { found: true, uid: 'u1' }),
+    ).toBeUndefined();
+    // The name taken out of the spec: the reference goes (as OLM resets it).
+    expect(
+      nextOperatorGroupStatus(og({ targetNamespaces: ['a'] }, found), namespaces, 1, now + 3000),
+    ).toEqual({
+      namespaces: ['a'],
+      lastUpdated: '2026-11-22T04:00:03Z',
+      conditions: [],
     });
   });
 

@@ -26,6 +26,7 @@ import {
   type RbacFinding,
   screenBundleRbac,
 } from '../../../src/install/rbac-policy.js';
+import { scopedRefusals } from '../../../src/install/scoped-install.js';
 import { namespaceFor, planPackages } from '../../support/corpus-install.js';
 
 const corpus = process.env.BOSUN_CORPUS_DIR;
@@ -98,5 +99,13 @@ describe.skipIf(!present)('the RBAC the corpus bundles ship (BOSUN_CORPUS_DIR)',
       planned++;
     }
     expect(planned).toBeGreaterThan(185);
+  });
+
+  it('counts the bundles a group scoped to a ServiceAccount would refuse up front (* on *, cluster-admin)', () => {
+    const refused = [...bundles.values()].filter((b) => scopedRefusals(b).length > 0);
+    console.info(`${refused.length} of ${bundles.size} corpus bundles ask for everything`);
+    expect(refused.map((b) => b.name)).toContain('zoperator.v0.3.6');
+    expect(refused.some((b) => b.package === 'flux')).toBe(true);
+    expect(refused.length).toBeLessThan(bundles.size / 5);
   });
 });
