@@ -43,6 +43,40 @@ export function imageReferenceError(ref: string): string | undefined {
   return parseFull(`${domain}/${remainder}`);
 }
 
+/** An image reference in its full form, as distribution's `ParseNormalizedNamed` splits it. */
+export interface ImageReferenceParts {
+  /** The registry, with its port when it has one: `quay.io`, `localhost:5000`, `docker.io`. */
+  domain: string;
+  /** The repository below it: `org/op`, `library/busybox`. */
+  path: string;
+  tag?: string;
+  digest?: string;
+}
+
+/**
+ * The parts of `ref` as opm's loader (and so every registry client of the Go ecosystem) reads
+ * them, or why it is not a reference. One grammar with `imageReferenceError`: a reference is
+ * parsed exactly when that function accepts it.
+ */
+export function parseImageReference(
+  ref: string,
+): { ok: true; value: ImageReferenceParts } | { ok: false; error: string } {
+  const error = imageReferenceError(ref);
+  if (error !== undefined) return { ok: false, error };
+  const { domain, remainder } = splitDomain(ref);
+  const m = referencePattern.exec(`${domain}/${remainder}`)!;
+  const name = namePattern.exec(m[1]!)!;
+  return {
+    ok: true,
+    value: {
+      domain: name[1]!,
+      path: name[2]!,
+      ...(m[2] !== undefined && { tag: m[2] }),
+      ...(m[3] !== undefined && { digest: m[3] }),
+    },
+  };
+}
+
 /**
  * Splits a familiar name into registry and the rest as Docker does: the first path element is a
  * registry when it has a `.` or `:`, is `localhost`, or has upper-case letters; otherwise the

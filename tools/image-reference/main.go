@@ -4,7 +4,8 @@
 // uses). Bosun's tests compare src/olm/image-reference.ts against it.
 //
 // It reads one JSON string per line on stdin and writes one JSON answer per
-// line on stdout: {"ok":true} or {"ok":false,"error":"..."}.
+// line on stdout: {"ok":true,"domain":"...","path":"...","tag":"...","digest":"..."} (tag and
+// digest when the reference has them) or {"ok":false,"error":"..."}.
 package main
 
 import (
@@ -21,8 +22,12 @@ import (
 )
 
 type answer struct {
-	OK    bool   `json:"ok"`
-	Error string `json:"error,omitempty"`
+	OK     bool   `json:"ok"`
+	Error  string `json:"error,omitempty"`
+	Domain string `json:"domain,omitempty"`
+	Path   string `json:"path,omitempty"`
+	Tag    string `json:"tag,omitempty"`
+	Digest string `json:"digest,omitempty"`
 }
 
 func main() {
@@ -32,16 +37,7 @@ func main() {
 	defer out.Flush()
 	enc := json.NewEncoder(out)
 	for in.Scan() {
-		var ref string
-		if err := json.Unmarshal(in.Bytes(), &ref); err != nil {
-			enc.Encode(answer{Error: "bad request: " + err.Error()})
-			continue
-		}
-		if _, err := reference.ParseNormalizedNamed(ref); err != nil {
-			enc.Encode(answer{Error: err.Error()})
-		} else {
-			enc.Encode(answer{OK: true})
-		}
+		enc.Encode(ask(in.Bytes()))
 		// Each answer goes out at once: the caller waits for it before asking the next.
 		out.Flush()
 	}
@@ -49,4 +45,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+func ask(line []byte) answer {
+	var ref string
+	if err := json.Unmarshal(line, &ref); err != nil {
+		return answer{Error: "bad request: " + err.Error()}
+	}
+	named, err := reference.ParseNormalizedNamed(ref)
+	if err != nil {
+		return answer{Error: err.Error()}
+	}
+	a := answer{OK: true, Domain: reference.Domain(named), Path: reference.Path(named)}
+	if t, ok := named.(reference.Tagged); ok {
+		a.Tag = t.Tag()
+	}
+	if d, ok := named.(reference.Digested); ok {
+		a.Digest = d.Digest().String()
+	}
+	return a
 }

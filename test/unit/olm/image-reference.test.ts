@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { imageReferenceError } from '../../../src/olm/image-reference.js';
+import { imageReferenceError, parseImageReference } from '../../../src/olm/image-reference.js';
 import { GoTool, goTool } from '../../support/go-tool.js';
 import { runs } from '../../support/properties.js';
 
@@ -59,6 +59,34 @@ const recorded: [string, string | undefined][] = [
   ['exa_mple.com/op', undefined],
 ];
 
+// Parts as distribution/reference v0.6.0 splits them (recorded with tools/image-reference).
+const parts: [string, ReturnType<typeof partsOf>][] = [
+  ['busybox', { domain: 'docker.io', path: 'library/busybox' }],
+  ['index.docker.io/busybox:1', { domain: 'docker.io', path: 'library/busybox', tag: '1' }],
+  ['docker.io/org/op', { domain: 'docker.io', path: 'org/op' }],
+  ['localhost/op:1', { domain: 'localhost', path: 'op', tag: '1' }],
+  ['localhost:5000/a/b', { domain: 'localhost:5000', path: 'a/b' }],
+  ['[::1]:5000/op:1', { domain: '[::1]:5000', path: 'op', tag: '1' }],
+  ['QUAY/op', { domain: 'QUAY', path: 'op' }],
+  [
+    `quay.io/org/op:v1@sha256:${h64}`,
+    { domain: 'quay.io', path: 'org/op', tag: 'v1', digest: `sha256:${h64}` },
+  ],
+];
+
+describe('image references split into registry, repository, tag and digest', () => {
+  it.each(parts)('%j', (ref, expected) => {
+    expect(parseImageReference(ref)).toEqual({ ok: true, value: expected });
+  });
+
+  it('refuses what imageReferenceError refuses, with its words', () => {
+    expect(parseImageReference('quay.io/Org/op')).toEqual({
+      ok: false,
+      error: 'invalid reference format: repository name (Org/op) must be lowercase',
+    });
+  });
+});
+
 describe('image references, as opm reads them', () => {
   it.each(recorded)('%j', (ref, error) => {
     // The 64-hex-character name is the only answer worded differently from the library's.
@@ -72,7 +100,10 @@ const built = await goTool('image-reference');
 if (!built.ok) console.warn(`image references against distribution/reference skipped: ${built.why}`);
 
 describe.skipIf(!built.ok)('image references against distribution/reference itself', () => {
-  let tool: GoTool<string, { ok: boolean; error?: string }>;
+  let tool: GoTool<
+    string,
+    { ok: boolean; error?: string; domain?: string; path?: string; tag?: string; digest?: string }
+  >;
   beforeAll(() => {
     if (built.ok) tool = new GoTool(built.path);
   });
@@ -83,6 +114,15 @@ describe.skipIf(!built.ok)('image references against distribution/reference itse
       const answer = await tool.ask(ref);
       expect({ ref, ok: answer.ok }).toEqual({ ref, ok: error === undefined });
       if (error !== undefined && ref !== h64) expect(answer.error).toBe(error);
+    }
+  });
+
+  it('splits the recorded references into the parts the library gives', async () => {
+    for (const [ref, error] of recorded) {
+      if (error !== undefined) continue;
+      const parsed = parseImageReference(ref);
+      expect(parsed.ok).toBe(true);
+      if (parsed.ok) expect({ ref, ...parsed.value }).toEqual({ ref, ...partsOf(await tool.ask(ref)) });
     }
   });
 
@@ -126,6 +166,9 @@ describe.skipIf(!built.ok)('image references against distribution/reference itse
           ref,
           accepted: answer.ok,
         });
+        // Where both accept, the registry, repository, tag and digest are the library's too.
+        const parsed = parseImageReference(ref);
+        if (answer.ok && parsed.ok) expect({ ref, ...parsed.value }).toEqual({ ref, ...partsOf(answer) });
       }),
       runs(2000),
     );
@@ -134,3 +177,13 @@ describe.skipIf(!built.ok)('image references against distribution/reference itse
     expect(seen.refused).toBeGreaterThan(100);
   });
 });
+
+/** The tool's answer as the parts parseImageReference gives (no tag or digest when it has none). */
+function partsOf(a: { domain?: string; path?: string; tag?: string; digest?: string }) {
+  return {
+    domain: a.domain,
+    path: a.path,
+    ...(a.tag !== undefined && { tag: a.tag }),
+    ...(a.digest !== undefined && { digest: a.digest }),
+  };
+}
