@@ -77,3 +77,31 @@ export async function clientCertificate(
   });
   return { cert: cert.toString('pem'), key: await privatePEM(keys.privateKey) };
 }
+
+/** A serving certificate from `ca` for these IP addresses and DNS names (subjectAltName). */
+export async function serverCertificate(
+  ca: TestCA,
+  names: { ips?: string[]; dns?: string[] },
+): Promise<KeyPairPEM> {
+  const keys = await keyPair();
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: serial(),
+    subject: `CN=${names.dns?.[0] ?? names.ips?.[0] ?? 'server'}`,
+    issuer: ca.cert.subject,
+    notBefore: new Date(Date.now() - 60_000),
+    notAfter: new Date(Date.now() + 86_400_000),
+    signingAlgorithm: alg,
+    publicKey: keys.publicKey,
+    signingKey: ca.keys.privateKey,
+    extensions: [
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      new x509.SubjectAlternativeNameExtension([
+        ...(names.ips ?? []).map((value) => ({ type: 'ip' as const, value })),
+        ...(names.dns ?? []).map((value) => ({ type: 'dns' as const, value })),
+      ]),
+    ],
+  });
+  return { cert: cert.toString('pem'), key: await privatePEM(keys.privateKey) };
+}
