@@ -161,12 +161,17 @@ class PlanRun {
     readonly conditions: InstallPlanCondition[],
     /** What the steps are applied with: as the manager, or as the OperatorGroup's ServiceAccount. */
     readonly writer: Applier,
+    /** The ServiceAccount the steps are applied as, when the OperatorGroup names one. */
+    serviceAccount?: { namespace: string; name: string },
   ) {
     this.namespace = ip.metadata.namespace ?? '';
     // After a restart the CSV may exist already: own everything from the first apply.
     this.steps = ownByExistingCSVs(ctx, this.namespace, planned.steps);
     const startTime = ip.status?.startTime ?? formatTime(ctx.clock.now());
     this.base = { phase: InstallPlanPhase.Installing, catalogSources: planned.catalogSources, startTime };
+    // OLM's record of whom a plan is carried out as.
+    if (serviceAccount)
+      this.base.attenuatedServiceAccountRef = { apiVersion: 'v1', kind: 'ServiceAccount', ...serviceAccount };
   }
 
   status(): Step[] {
@@ -206,7 +211,15 @@ async function execute(
   const waited = findCondition(conditions as PlanCondition[], InstallPlanConditionType.Installed);
   if (waited?.reason === InstallPlanConditionReason.InstallCheckFailed)
     conditions = removeCondition(conditions as PlanCondition[], InstallPlanConditionType.Installed);
-  const run = new PlanRun(ctx, ip, planned, conditions, scoped.applier);
+  const account = scoped.scope.kind === 'serviceAccount' ? scoped.scope : undefined;
+  const run = new PlanRun(
+    ctx,
+    ip,
+    planned,
+    conditions,
+    scoped.applier,
+    account && { namespace: account.namespace, name: account.name },
+  );
   // Refusals come before the first step, so that a refused plan has changed nothing.
   if (!started(ip)) {
     if (scoped.scope.kind === 'serviceAccount') {

@@ -269,6 +269,12 @@ describe('installs scoped to an OperatorGroup ServiceAccount', () => {
       120_000,
     );
     expect(csv.status?.reason).toBe('InstallSucceeded');
+    expect((await planOf(ns, 'Complete')).status?.attenuatedServiceAccountRef).toEqual({
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      namespace: ns,
+      name: Installer,
+    });
     expect(
       (await planOf(ns, 'Complete')).status?.conditions?.find((c) => c.type === 'Installed')?.status,
     ).toBe('True');
