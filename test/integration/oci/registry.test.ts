@@ -156,7 +156,7 @@ describe.skipIf(missing !== undefined)('a plain registry on 127.0.0.1', () => {
     const stored = registry.blobPath(layer.descriptor.digest);
     const original = await readFile(stored);
     const evil = Buffer.from(original);
-    evil[evil.length - 5] ^= 0xff; // same size, other content
+    evil[evil.length - 5] = evil[evil.length - 5]! ^ 0xff; // same size, other content
     await writeFile(stored, evil);
     const pulled = await client.getImage(parseReference(ref));
     const read = client.blobBytes(pulled.ref, pulled.manifest.layers[0]!, MiB);
