@@ -34,6 +34,17 @@ export function parseChallenges(header: string): Challenge[] {
     while (i < n && /[!#$%&'*+\-.^_`|~0-9A-Za-z]/.test(header[i]!)) i++;
     return header.slice(start, i);
   };
+  const quoted = () => {
+    let value = '';
+    i++; // the opening quote
+    while (i < n && header[i] !== '"') {
+      if (header[i] === '\\' && i + 1 < n) i++;
+      value += header[i];
+      i++;
+    }
+    i++; // the closing quote
+    return value;
+  };
   let current: Challenge | undefined;
   while (i < n) {
     skipSpace();
@@ -41,35 +52,20 @@ export function parseChallenges(header: string): Challenge[] {
       i++;
       continue;
     }
-    const start = i;
     const word = token();
     if (word === '') {
       i++; // a character no grammar allows here: step over it
       continue;
     }
     skipSpace();
-    if (header[i] === '=' && current) {
-      // A parameter of the current challenge (a token68 value such as `Basic abc==` is not one:
-      // it has no name, and registries do not send it).
+    if (header[i] === '=') {
+      // A parameter; one before any scheme belongs to no challenge and is read past. (A
+      // token68 value such as `Basic abc==` is not a parameter, and registries do not send it.)
       i++;
       skipSpace();
-      let value = '';
-      if (header[i] === '"') {
-        i++;
-        while (i < n && header[i] !== '"') {
-          if (header[i] === '\\' && i + 1 < n) i++;
-          value += header[i];
-          i++;
-        }
-        i++; // the closing quote
-      } else value = token();
-      current.params[word.toLowerCase()] = value;
+      const value = header[i] === '"' ? quoted() : token();
+      if (current) current.params[word.toLowerCase()] = value;
     } else {
-      if (header[i] === '=' && !current) {
-        // A parameter before any scheme: not a challenge.
-        i = start + word.length + 1;
-        continue;
-      }
       current = { scheme: word.toLowerCase(), params: {} };
       out.push(current);
     }
