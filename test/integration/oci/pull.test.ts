@@ -151,3 +151,35 @@ describe.skipIf(missing !== undefined)('pulling image content from a registry', 
     ).toBe(true);
   });
 });
+
+const corpus = process.env.BOSUN_CORPUS_DIR;
+if (!corpus)
+  console.warn('OCI round trip of the corpus skipped: set BOSUN_CORPUS_DIR to the OperatorHub corpus');
+
+describe.skipIf(missing !== undefined || !corpus)('the 2021 OperatorHub corpus through a registry', () => {
+  it('every package, pushed as an image of its manifests, pulls back byte for byte', async () => {
+    const registry = await startRegistry({ kind: 'plain' });
+    const client = new RegistryClient();
+    const { readdir, readFile: read } = await import('node:fs/promises');
+    const packages = (await readdir(corpus!, { withFileTypes: true })).filter((d) => d.isDirectory());
+    let files = 0;
+    for (const pkg of packages) {
+      const entries = (await readdir(join(corpus!, pkg.name), { recursive: true, withFileTypes: true }))
+        .filter((e) => e.isFile())
+        .map((e) => join(e.parentPath, e.name).slice(corpus!.length + 1));
+      const contents = new Map(
+        await Promise.all(entries.map(async (p) => [p, await read(join(corpus!, p))] as const)),
+      );
+      const image = imageOf([gzipLayer([...contents].map(([path, data]) => ({ path, data })))]);
+      const name = pkg.name.toLowerCase().replace(/[^a-z0-9-]/g, '-');
+      await push(client, `${registry.host}/corpus/${name}:v1`, image);
+      const pulled = await pullToMemory(client, parseReference(`${registry.host}/corpus/${name}:v1`));
+      expect([...pulled.files.files.keys()].sort()).toEqual([...contents.keys()].sort());
+      for (const [path, data] of contents) expect(pulled.files.files.get(path)!.equals(data)).toBe(true);
+      files += contents.size;
+    }
+    console.log(`corpus through the registry: ${packages.length} packages, ${files} files`);
+    expect(packages.length).toBeGreaterThan(190);
+    await client.close();
+  });
+});
