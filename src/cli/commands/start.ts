@@ -95,6 +95,53 @@ export async function applyDefaults(applier: Applier, catalogDir: string): Promi
   for (const o of objects) await applier.apply(o);
 }
 
+/**
+ * A viewer for the local control plane's web catalog. The manager shows cluster state (installs,
+ * namespaces, OperatorGroups) only to a viewer who signs in with a token of a user allowed to list
+ * it; on the local control plane `bosun start` makes that user, so the page can show installs.
+ * Not made on a cluster of --kubeconfig: who may read what there is its admins' choice.
+ */
+export const WebViewer = { namespace: GlobalNamespace, name: 'bosun-web-viewer' } as const;
+
+export async function applyWebViewer(applier: Applier): Promise<void> {
+  const read = ['get', 'list', 'watch'];
+  const objects: KubeObject[] = [
+    {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: WebViewer.name, namespace: WebViewer.namespace },
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata: { name: WebViewer.name },
+      rules: [
+        { apiGroups: [''], resources: ['namespaces'], verbs: read },
+        {
+          apiGroups: ['operators.coreos.com'],
+          resources: [
+            'catalogsources',
+            'clusterserviceversions',
+            'installplans',
+            'operatorgroups',
+            'subscriptions',
+          ],
+          verbs: read,
+        },
+        { apiGroups: ['packages.operators.coreos.com'], resources: ['packagemanifests'], verbs: read },
+      ],
+    } as KubeObject,
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: WebViewer.name },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: WebViewer.name },
+      subjects: [{ kind: 'ServiceAccount', name: WebViewer.name, namespace: WebViewer.namespace }],
+    } as KubeObject,
+  ];
+  for (const o of objects) await applier.apply(o);
+}
+
 export const startCommand: Command = {
   name: 'start',
   summary: 'Start Bosun: a local control plane (or KUBECONFIG), the CRDs, the sample catalog and the manager',
@@ -167,8 +214,10 @@ export const startCommand: Command = {
       ...(packageApi === 'off' ? {} : { packageApiAddr: packageApi }),
       logger,
     });
+    const local = !str(values, 'kubeconfig') && !ctx.env.KUBECONFIG;
     try {
       await applyDefaults(manager.ctx.applier, catalogDir);
+      if (local) await applyWebViewer(manager.ctx.applier);
     } catch (err) {
       await manager.stop();
       throw err;
@@ -176,7 +225,10 @@ export const startCommand: Command = {
     const example = relative(ctx.cwd, join(repoRoot, ExampleSubscription)) || ExampleSubscription;
     ctx.stdout.write(
       (manager.url
-        ? `\nBosun is running. Browse the catalog at ${manager.url}/ (metrics at ${manager.url}/metrics).\n`
+        ? `\nBosun is running. Browse the catalog at ${manager.url}/ (metrics at ${manager.url}/metrics).\n` +
+          (local
+            ? `To see there what is installed, sign in with the token of: kubectl create token ${WebViewer.name} -n ${WebViewer.namespace}\n`
+            : '')
         : `\nBosun is running (no HTTP server: no web catalog, no metrics).\n`) +
         `In another terminal:\n\n` +
         `  export KUBECONFIG=${kubeconfig}\n` +

@@ -5,11 +5,16 @@ import jsyaml from 'js-yaml';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import type { CatalogSource, OperatorGroup, Subscription } from '../../../src/apis/operators.js';
-import { applyDefaults } from '../../../src/cli/commands/start.js';
+import {
+  applyDefaults,
+  applyWebViewer,
+  catalogConfigMapData,
+  WebViewer,
+} from '../../../src/cli/commands/start.js';
 import { type RunningManager, startManager } from '../../../src/manager/manager.js';
 import { eventually, freshNamespace } from '../support.js';
 import { testCatalogJson } from './fixtures.js';
-import { ConfigMapResource, catalogSource, create, get, Resources, subscription } from './support.js';
+import { ConfigMapResource, catalogSource, client, create, get, Resources, subscription } from './support.js';
 
 const lines: Record<string, unknown>[] = [];
 let manager: RunningManager;
@@ -109,6 +114,51 @@ describe('manager', () => {
       name: 'bosun-sample',
     });
     expect(example.metadata.namespace).toBe('operators');
+  });
+
+  it("bosun start's web viewer: its token shows the web catalog the cluster's namespaced catalogs", async () => {
+    const ns = await freshNamespace('viewer');
+    // The sample catalog: the web catalog shows packages whose channel heads are whole operators.
+    const data = await catalogConfigMapData(fileURLToPath(new URL('../../../catalogs', import.meta.url)));
+    await create(ConfigMapResource, ns, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'c' },
+      data,
+    } as never);
+    await create(
+      Resources.CatalogSource,
+      ns,
+      catalogSource(ns, 'team', { sourceType: 'configmap', configMap: 'c' }),
+    );
+    await eventually('the namespaced catalog to be READY', async () => {
+      const c = await get<CatalogSource>(Resources.CatalogSource, ns, 'team');
+      return c?.status?.connectionState?.lastObservedState === 'READY' ? c : undefined;
+    });
+    await applyWebViewer(manager.ctx.applier);
+    const issued = await client().request<{ status: { token: string } }>({
+      method: 'POST',
+      path: `/api/v1/namespaces/${WebViewer.namespace}/serviceaccounts/${WebViewer.name}/token`,
+      body: {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: 600 },
+      },
+    });
+    type Index = { viewer?: { user?: string }; catalogs: { id: string; namespace: string }[] };
+    const index = async (headers: Record<string, string> = {}) =>
+      (await (await fetch(`${manager.url}/api/index`, { headers })).json()) as Index;
+    const anonymous = await index();
+    // RBAC takes a moment to reach the API server's authorizer, and the manager keeps an answer some seconds.
+    const signedIn = await eventually('the viewer to see the namespaced catalog', async () => {
+      const i = await index({ Authorization: `Bearer ${issued.status.token}` });
+      return i.catalogs.some((c) => c.id === `${ns}/team`) ? i : undefined;
+    });
+    expect(signedIn.viewer?.user).toBe(`system:serviceaccount:${WebViewer.namespace}:${WebViewer.name}`);
+    // A namespaced catalog: hidden from anyone, shown to the viewer.
+    const ids = (i: Index) => i.catalogs.map((c) => c.id);
+    expect(ids(anonymous)).not.toContain(`${ns}/team`);
+    expect(ids(signedIn)).toContain(`${ns}/team`);
   });
 
   it('refuses to start without a cluster to talk to, saying what to do', async () => {
