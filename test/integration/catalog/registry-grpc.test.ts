@@ -18,7 +18,11 @@ import { status } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import type { DeclarativeConfig } from '../../../src/apis/fbc.js';
-import { fetchRegistryCatalog, RegistryFailureKind } from '../../../src/catalog/grpc/fetch.js';
+import {
+  fetchRegistryCatalog,
+  type RegistryCatalog,
+  RegistryFailureKind,
+} from '../../../src/catalog/grpc/fetch.js';
 import { RegistryMethod, wire } from '../../../src/catalog/grpc/wire.js';
 import { type GoProgram } from '../../support/go-tool.js';
 import { opmBinary } from '../../support/opm.js';
@@ -259,7 +263,7 @@ describe('catalogs read from opm serve over gRPC', () => {
   }
 
   /** Reads `dir` through opm serve and compares with Bosun's render of it; returns the catalog read. */
-  async function sameAsRender(ctx: TestContext, dir: string, what: string): Promise<DeclarativeConfig> {
+  async function sameAsRender(ctx: TestContext, dir: string, what: string): Promise<RegistryCatalog> {
     const server = await serve(ctx, dir, what);
     const started = Date.now();
     const read = await fetchRegistryCatalog(server.address);
@@ -277,11 +281,15 @@ describe('catalogs read from opm serve over gRPC', () => {
         `${manifests.same} of ${manifests.all} manifests byte for byte`,
     );
     expect(diffs).toEqual([]);
-    return read.value.config;
+    return read.value;
   }
 
   it('the sample catalog: every document as bosun catalog render gives it, but for what the API loses', async (ctx) => {
-    const config = await sameAsRender(ctx, join(repo, 'catalogs/bosun-samples'), 'catalogs/bosun-samples');
+    const { config } = await sameAsRender(
+      ctx,
+      join(repo, 'catalogs/bosun-samples'),
+      'catalogs/bosun-samples',
+    );
     expect(config.bundles.map((b) => b.name).sort()).toContain('bosun-sample.v0.2.1');
   });
 
@@ -332,13 +340,15 @@ describe('catalogs read from opm serve over gRPC', () => {
         text.replace(/^image: ''\nname: (\S+)$/gm, 'image: quay.example/bundles/$1:latest\nname: $1'),
       );
     }
-    const config = await sameAsRender(ctx, dir, 'catalogs/bosun-samples with bundle images');
+    const { config, received } = await sameAsRender(ctx, dir, 'catalogs/bosun-samples with bundle images');
     expect(config.bundles.every((b) => b.image.startsWith('quay.example/bundles/'))).toBe(true);
+    // The health check, ListPackages, GetPackage of 2 packages, ListBundles, GetBundle of 6 bundles.
+    expect(received.calls).toBe(1 + 1 + 2 + 1 + 6);
     expect(config.bundles.every((b) => b.properties.some((p) => p.type === 'olm.bundle.object'))).toBe(true);
   });
 
   it('the fixtures: deprecations, skips and skipRange, a bundle in two channels, image-only bundles, a bundle opm serves as a stub CSV', async (ctx) => {
-    const relay = await sameAsRender(
+    const { config: relay } = await sameAsRender(
       ctx,
       join(repo, 'test/fixtures/catalogs/registry-grpc'),
       'fixtures/catalogs/registry-grpc',
@@ -365,7 +375,7 @@ describe('catalogs read from opm serve over gRPC', () => {
       const dir = join(await tempDir('bosun-grpc-corpus-'), 'catalog');
       const imported = await runBosun(['catalog', 'import', '--skip-invalid', CORPUS!, dir]);
       expect(imported.code, imported.stderr.slice(-2000)).toBe(0);
-      const config = await sameAsRender(ctx, dir, 'the corpus import');
+      const { config } = await sameAsRender(ctx, dir, 'the corpus import');
       expect(config.packages.length).toBeGreaterThan(180);
     },
   );
