@@ -1,4 +1,7 @@
 /**
+ * The Kubernetes side of ConfigMap catalogs: reading the ConfigMap a CatalogSource names (for the
+ * configmap fetcher of src/catalog/content, which is given configMapReader) and watching it.
+ *
  * ConfigMap catalogs are watched, so that a bundle published into one reaches the cluster in
  * seconds rather than at the next poll. Each CatalogSource of sourceType configmap gets a watch
  * on the one ConfigMap it names (a field selector on its name, in its namespace) that keeps only
@@ -8,9 +11,25 @@
  */
 import type { KubeObject } from '../apis/meta.js';
 import { type CatalogSource, SourceType } from '../apis/operators.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ConfigMapData, ConfigMapReader } from '../catalog/content/configmap.js';
+import { type KubeClient, objectPath } from '../kube/client.js';
+import { formatApiError, isNotFound, parseApiError } from '../kube/errors.js';
 import { createInformer, type Informer } from '../kube/informer.js';
 import { Builtin } from '../kube/resources.js';
+
+/** Reads ConfigMaps with `client`: an answer of the API server is a value, anything else is thrown. */
+export function configMapReader(client: KubeClient): ConfigMapReader {
+  return async (namespace, name) => {
+    try {
+      const path = objectPath(Builtin.ConfigMap, name, namespace);
+      return { ok: true, configMap: await client.request<ConfigMapData>({ path }) };
+    } catch (err) {
+      const apiError = parseApiError(err);
+      if (!apiError) throw err;
+      return { ok: false, notFound: isNotFound(err), message: formatApiError(apiError) };
+    }
+  };
+}
 
 export class ConfigMapWatches {
   private readonly bySource = new Map<string, { configMap: string; informer: Informer<KubeObject> }>();

@@ -1,22 +1,18 @@
 /**
- * Pure helpers of the CatalogSource controller: Go durations for `registryPoll.interval`,
- * fetched FBC text → a validated DeclarativeConfig with its digest, and the status a
- * CatalogSource should show for one sync outcome. No clients, no clock (times are passed in).
+ * Pure helpers of the CatalogSource controller: Go durations for `registryPoll.interval`, and the
+ * status a CatalogSource should show for one sync outcome. No clients, no clock (times are passed
+ * in). What a catalog's content is, and whether it is valid, is src/catalog/content's.
  */
-import { createHash, type Hash } from 'node:crypto';
-import type { DeclarativeConfig } from '../apis/fbc.js';
-import { emptyConfig } from '../apis/fbc.js';
 import type { Condition } from '../apis/meta.js';
 import {
   type CatalogSource,
   type CatalogSourceStatus,
   type ConfigMapResourceReference,
   ConnectionState,
+  SourceType,
 } from '../apis/operators.js';
-import { addDocuments } from '../catalog/load.js';
-import { validateCatalog } from '../catalog/validate.js';
+import { FetchFailureReason, SourceKind } from '../catalog/content/fetcher.js';
 import { formatTime, setCondition } from '../kube/conditions.js';
-import { formatProblem, type Problem } from '../util/result.js';
 
 /**
  * Bosun's condition on CatalogSources (OLM writes none; it only has `status.reason`/`message`).
@@ -24,17 +20,34 @@ import { formatProblem, type Problem } from '../util/result.js';
  */
 export const CatalogSourceConditionType = { Ready: 'Ready' } as const;
 
-/** Reasons of the `Ready` condition; failures reuse OLM's `status.reason` values where one fits. */
+/**
+ * Reasons of the `Ready` condition: Synced, or why the fetch failed (FetchFailureReason, which
+ * reuses OLM's `status.reason` values where one fits).
+ */
 export const CatalogSourceConditionReason = {
   Synced: 'Synced',
-  ConfigMapError: 'ConfigMapError',
-  RegistryServerError: 'RegistryServerError',
-  InvalidCatalog: 'InvalidCatalog',
-  SpecInvalidError: 'SpecInvalidError',
-  SourceTypeNotSupported: 'SourceTypeNotSupported',
+  ...FetchFailureReason,
 } as const;
 export type CatalogSourceConditionReason =
   (typeof CatalogSourceConditionReason)[keyof typeof CatalogSourceConditionReason];
+
+/**
+ * Which fetcher reads a CatalogSource: its sourceType's, and for grpc the image's when it names
+ * one, else the registry address's (OLM's choice too). Undefined for a sourceType Bosun does not know.
+ */
+export function sourceKindOf(cs: CatalogSource): SourceKind | undefined {
+  switch (cs.spec.sourceType) {
+    case SourceType.ConfigMap:
+    case SourceType.Internal:
+      return SourceKind.ConfigMap;
+    case SourceType.Http:
+      return SourceKind.Http;
+    case SourceType.Grpc:
+      return cs.spec.image ? SourceKind.Image : SourceKind.Grpc;
+    default:
+      return undefined;
+  }
+}
 
 const unitMs: Record<string, number> = {
   ns: 1e-6,
@@ -54,67 +67,6 @@ export function parseGoDuration(text: string): number | undefined {
   let total = 0;
   for (const m of s.matchAll(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g)) total += Number(m[1]) * unitMs[m[2]!]!;
   return total;
-}
-
-/** sha256 of named documents, independent of the order they are given in. */
-/** One fetched file: a ConfigMap key's value or an HTTP response body. */
-export interface FetchedFile {
-  name: string;
-  text: string | Buffer;
-}
-
-/** A catalog's digest: each file, in order of name, as addToDigest adds it. */
-export function digestOf(files: readonly FetchedFile[]): string {
-  const h = createHash('sha256');
-  for (const f of [...files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    addToDigest(h, f.name, [f.text]);
-  }
-  return `sha256:${h.digest('hex')}`;
-}
-
-/** One file's share of a catalog digest: its name, a NUL, its bytes, a NUL. */
-export function addToDigest(hash: Hash, name: string, chunks: Iterable<Uint8Array | string>): void {
-  hash.update(name).update('\0');
-  for (const c of chunks) hash.update(c);
-  hash.update('\0');
-}
-
-export type ParsedCatalog =
-  | { ok: true; config: DeclarativeConfig; digest: string; warnings: Problem[] }
-  | { ok: false; message: string };
-
-/** At most this many problems are named in a status message; the count says how many more. */
-const maxProblemsShown = 5;
-
-/**
- * Parses and validates FBC documents (YAML or JSON streams, any split over files) as one catalog.
- * `where` names the source in messages, e.g. `ConfigMap olm/my-catalog`. (The controller parses
- * spooled content instead, with parseFileParts, and checks it with checkCatalog.)
- */
-export function parseCatalogFiles(files: readonly FetchedFile[], where: string): ParsedCatalog {
-  const config = emptyConfig();
-  const problems: Problem[] = [];
-  for (const f of files)
-    addDocuments(config, typeof f.text === 'string' ? Buffer.from(f.text) : f.text, f.name, problems);
-  return checkCatalog(config, problems, digestOf(files), where);
-}
-
-/** Validates parsed content; the message names at most a few of the problems and counts the rest. */
-export function checkCatalog(
-  config: DeclarativeConfig,
-  parseProblems: readonly Problem[],
-  digest: string,
-  where: string,
-): ParsedCatalog {
-  const problems = [...parseProblems];
-  if (problems.length === 0) {
-    const validation = validateCatalog(config);
-    problems.push(...validation.errors);
-    if (problems.length === 0) return { ok: true, config, digest, warnings: validation.warnings };
-  }
-  const shown = problems.slice(0, maxProblemsShown).map(formatProblem).join('; ');
-  const more = problems.length > maxProblemsShown ? ` (and ${problems.length - maxProblemsShown} more)` : '';
-  return { ok: false, message: `${where} is not a valid file-based catalog: ${shown}${more}` };
 }
 
 /** The outcome of one sync, as the status needs it. */

@@ -1,11 +1,10 @@
 /**
- * What every reconciler is given: clients, informer caches, the in-memory catalog store, logging,
- * metrics and the clock. The manager (src/manager/manager.ts) builds one ControllerContext
+ * What every reconciler is given: clients, informer caches, catalog content (the store, its
+ * fetchers and bundle content, from src/catalog/content), logging, metrics and the clock. The manager (src/manager/manager.ts) builds one ControllerContext
  * and registers each Controller against it; controllers talk to each other only through API
  * objects (a Subscription creates an InstallPlan, an InstallPlan creates a CSV, ...).
  */
 import type { Logger } from 'pino';
-import type { DeclarativeConfig } from '../apis/fbc.js';
 import type { KubeObject } from '../apis/meta.js';
 import type {
   CatalogSource,
@@ -23,56 +22,10 @@ import type { Clock } from '../kube/clock.js';
 import type { EventRecorder } from '../kube/events.js';
 import type { Informer } from '../kube/informer.js';
 import type { SchemaSource } from '../kube/schemas.js';
-import type { Metrics } from '../server/metrics.js';
 import type { Reconcile } from '../kube/workqueue.js';
-import type { CatalogSpool } from './catalog-spool.js';
-
-/** Names a CatalogSource. */
-export interface CatalogRef {
-  namespace: string;
-  name: string;
-}
-
-/** The content of one CatalogSource as last fetched, parsed and validated. */
-export interface CatalogSnapshot {
-  ref: CatalogRef;
-  /** `spec.priority`: higher is preferred when several catalogs offer a bundle. */
-  priority: number;
-  config: DeclarativeConfig;
-  /** sha256 of the fetched content; changes exactly when the content does. */
-  digest: string;
-  /** When the content was fetched (clock milliseconds). */
-  fetchedAt: number;
-  /** The spooled file the bundles' inline manifests are read from (see catalog-spool.ts); the store removes it once the snapshot is replaced. */
-  payloadFile?: string;
-}
-
-export interface CatalogHealth {
-  ref: CatalogRef;
-  healthy: boolean;
-  /** Why the last fetch failed, naming the source and what to fix. */
-  message?: string;
-  /** When the source was last checked (clock milliseconds). */
-  checkedAt: number;
-}
-
-/**
- * Catalog content held in the manager's memory (no registry pods): written by the CatalogSource
- * controller, read by the Subscription and InstallPlan controllers.
- */
-export interface CatalogStore {
-  get(ref: CatalogRef): CatalogSnapshot | undefined;
-  health(ref: CatalogRef): CatalogHealth | undefined;
-  /** The catalogs a namespace resolves from: its own namespace's and the global namespace's. */
-  visibleFrom(namespace: string): CatalogSnapshot[];
-  /** A bundle by name in one catalog. */
-  findBundle(ref: CatalogRef, bundleName: string): DeclarativeConfig['bundles'][number] | undefined;
-  set(snapshot: CatalogSnapshot): void;
-  setHealth(health: CatalogHealth): void;
-  delete(ref: CatalogRef): void;
-  /** Told whenever a catalog's content or health changes; returns an unsubscribe function. */
-  onChange(listener: (ref: CatalogRef) => void): () => void;
-}
+import type { BundleContent } from '../catalog/content/bundles.js';
+import type { CatalogFetchers } from '../catalog/content/fetcher.js';
+import type { CatalogStore } from '../catalog/content/store.js';
 
 /** A Deployment, CRD or Namespace as plain JSON (only the fields controllers read are typed). */
 export type Deployment = KubeObject & {
@@ -160,11 +113,21 @@ export interface Ports {
   events: EventRecorder;
   clock: Clock;
   catalogs: CatalogStore;
-  /** Where fetched catalog content is kept on disk. */
-  catalogSpool: CatalogSpool;
+  /** What reads each kind of CatalogSource's content. */
+  catalogFetchers: CatalogFetchers;
+  /** Bundles' manifests, as an install reads them. */
+  bundles: BundleContent;
   /** Catalogs in this namespace are visible from every namespace (OLM's global catalog namespace). */
   globalNamespace: string;
   metrics: Metrics;
+}
+
+/** What controllers report, whatever records it (src/server/metrics.ts records it with prom-client). */
+export interface Metrics {
+  /** Counts one finished reconcile of `controller` with its outcome. */
+  reconciled(controller: string, outcome: 'success' | 'requeue' | 'retry', seconds: number): void;
+  /** Records how long one namespace's resolution took. */
+  resolution(seconds: number): void;
 }
 
 export type InformerName = keyof Informers;

@@ -44,7 +44,8 @@ import { type InstallStep, planInstall } from '../install/plan.js';
 import { type KindSchema, pruneValue } from '../install/prune.js';
 import type { OperatorGroup } from '../apis/operators.js';
 import type { InstallPlanContext } from './installplan.js';
-import type { CatalogRef, CatalogStore } from './context.js';
+import { BundleContentReason } from '../catalog/content/bundles.js';
+import type { CatalogRef, CatalogStore } from '../catalog/content/store.js';
 import { formatProblem, type Problem } from '../util/result.js';
 
 export type PlannedSteps =
@@ -124,9 +125,9 @@ export function installTargets(
 
 /**
  * Plans run on every reconcile; each bundle's manifests are decoded once per content (see
- * bundleDecoder) and shared by every plan in this process.
+ * bundleDecoder; keyed by the content's digest) and shared by every plan in this process.
  */
-const bundles = bundleDecoder({ capacity: 32 });
+const decoder = bundleDecoder({ capacity: 32 });
 
 export async function planSteps(ctx: InstallPlanContext, ip: InstallPlan): Promise<PlannedSteps> {
   const namespace = ip.metadata.namespace ?? '';
@@ -148,7 +149,15 @@ export async function planSteps(ctx: InstallPlanContext, ip: InstallPlan): Promi
   for (const csvName of ip.spec.clusterServiceVersionNames) {
     const located = locateBundle(ctx.catalogs, ip, csvName);
     if (located.kind !== 'found') return located;
-    const decoded = await bundles.decode(located.bundle);
+    const { image } = located.bundle;
+    const manifests = await ctx.bundles.objects({ catalog: located.source, name: csvName, image });
+    if (!manifests.ok) {
+      // Gone since it was located: the catalog changed, and the plan is looked at again when it does.
+      if (manifests.reason === BundleContentReason.BundleNotFound)
+        return { kind: 'wait', message: manifests.message };
+      throw new Error(manifests.message);
+    }
+    const decoded = await decoder.decode(manifests.value);
     if (!decoded.ok) return { kind: 'failed', message: decoded.errors.map(formatProblem).join('; ') };
     const replaces = upgradedFrom(ctx, namespace, located, decoded.value.csv);
     const screened = screenBundleRbac({ bundle: decoded.value, namespace, ...(allow ? { allow } : {}) });

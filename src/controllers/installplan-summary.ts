@@ -32,7 +32,7 @@ import { objectKey } from '../kube/cache.js';
 import { isNotFound } from '../kube/errors.js';
 import { writeStatus } from '../kube/status.js';
 import { parseTolerant } from '../olm/version.js';
-import type { CatalogRef } from './context.js';
+import type { CatalogRef } from '../catalog/content/store.js';
 import type { InstallPlanContext } from './installplan.js';
 import { unsafeCRDReplacements } from './installplan-crd-safety.js';
 import { locateBundle } from './installplan-steps.js';

@@ -59,7 +59,7 @@ const finished = (ip: InstallPlan) =>
 
 const uses = {
   informers: ['crds', 'csvs', 'installPlans', 'namespaces', 'operatorGroups'] as const,
-  ports: ['applier', 'catalogs', 'client', 'clock', 'events', 'schemas'] as const,
+  ports: ['applier', 'bundles', 'catalogs', 'client', 'clock', 'events', 'schemas'] as const,
 };
 
 /** What this controller reads and writes through; the manager gives it nothing else. */

@@ -35,7 +35,8 @@ import type {
   ResolutionResult,
   SubscriptionOutcome,
 } from '../resolver/types.js';
-import { type CatalogSnapshot, type CatalogStore, InstallPlanSubscriptionLabel } from './context.js';
+import type { CatalogSnapshot, CatalogStore } from '../catalog/content/store.js';
+import { InstallPlanSubscriptionLabel } from './context.js';
 
 /** Label on InstallPlans naming the Subscription they are for (see context.ts). */
 export const SubscriptionLabel = InstallPlanSubscriptionLabel;

@@ -29,7 +29,8 @@ import {
   type SubscriptionHistoryEntry,
   type SubscriptionRollback,
 } from '../apis/operators.js';
-import { withPayloads } from '../catalog/payloads.js';
+import { BundleContentReason } from '../catalog/content/bundles.js';
+import type { CatalogRef } from '../catalog/content/store.js';
 import { decodeBundle } from '../install/bundle-objects.js';
 import { csvOwnerOf, withOwner } from '../install/ownership.js';
 import {
@@ -213,7 +214,7 @@ async function start(
   }
   const problems = rollbackCRDProblems(
     toName,
-    await neededAPIs(live, bundle),
+    neededAPIs(live, bundle, !live && bundle ? await readBundle(ctx, catalogOf(sub), toName) : undefined),
     ctx.informers.crds.list() as LiveCRD[],
   );
   if (problems.length > 0) return refuse(fromName, `nothing was changed: ${problems.join('; ')}`, toName);
@@ -401,13 +402,15 @@ async function ensureRollbackPlan(
 
 /**
  * The APIs the version rolled back to needs: the CRDs its CSV owns, from the live CSV or else from
- * the CSV in its catalog bundle, and its bundle's olm.gvk properties besides.
+ * the CSV in its catalog bundle (`read`, with its manifests), and its bundle's olm.gvk properties
+ * besides.
  */
-async function neededAPIs(
+function neededAPIs(
   live: ClusterServiceVersion | undefined,
   bundle: BundleDoc | undefined,
-): Promise<NeededAPI[]> {
-  const decoded = !live && bundle ? decodeBundle(await withPayloads(bundle)) : undefined;
+  read: BundleDoc | undefined,
+): NeededAPI[] {
+  const decoded = !live && read ? decodeBundle(read) : undefined;
   const csv = live ?? (decoded?.ok ? decoded.value.csv : undefined);
   const owned: NeededAPI[] = (csv?.spec.customresourcedefinitions?.owned ?? []).map((o) => ({
     name: o.name,
@@ -429,8 +432,28 @@ async function neededAPIs(
  * not). Undefined when the catalog has no such bundle.
  */
 async function catalogDigest(ctx: SubscriptionContext, sub: Subscription, name: string) {
-  const bundle = ctx.catalogs.findBundle(catalogOf(sub), name);
-  return bundle === undefined ? undefined : bundleContentDigest(await withPayloads(bundle));
+  const bundle = await readBundle(ctx, catalogOf(sub), name);
+  return bundle === undefined ? undefined : bundleContentDigest(bundle);
+}
+
+/**
+ * A catalog bundle with its manifests read (bundle content), or undefined when the catalog has no
+ * such bundle. Manifests that cannot be had (the catalog's content was replaced meanwhile) throw,
+ * so the reconcile is tried again with the new content.
+ */
+async function readBundle(
+  ctx: Pick<SubscriptionContext, 'bundles'>,
+  catalog: CatalogRef,
+  name: string,
+): Promise<BundleDoc | undefined> {
+  const found = await ctx.bundles.objects({ catalog, name });
+  if (!found.ok) {
+    if (found.reason === BundleContentReason.BundleNotFound) return undefined;
+    throw new Error(found.message);
+  }
+  const read = await found.value.read();
+  if (!read.ok) throw new Error(read.message);
+  return read.value;
 }
 
 const catalogOf = (sub: Subscription) => ({ namespace: sub.spec.sourceNamespace, name: sub.spec.source });

@@ -31,7 +31,8 @@ import { writeStatus } from '../kube/status.js';
 import { isAlreadyExists } from '../kube/errors.js';
 import { explainText, resolve } from '../resolver/index.js';
 import type { ResolutionResult, SubscriptionOutcome } from '../resolver/types.js';
-import type { CatalogSnapshot, Controller, ScopedContext } from './context.js';
+import type { CatalogSnapshot } from '../catalog/content/store.js';
+import type { Controller, ScopedContext } from './context.js';
 import { guardUpgrades, type RollbackView, rollingBack } from './subscription-rollback.js';
 import {
   type CatalogState,
@@ -56,7 +57,16 @@ const uses = {
     'operatorGroups',
     'subscriptions',
   ] as const,
-  ports: ['applier', 'catalogs', 'client', 'clock', 'events', 'globalNamespace', 'metrics'] as const,
+  ports: [
+    'applier',
+    'bundles',
+    'catalogs',
+    'client',
+    'clock',
+    'events',
+    'globalNamespace',
+    'metrics',
+  ] as const,
 };
 
 /** What this controller reads and writes through; the manager gives it nothing else. */

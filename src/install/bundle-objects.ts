@@ -10,7 +10,6 @@
  * the bundle, for the InstallPlan to report. OLM refuses such bundles on Kubernetes 1.22 and
  * later; Bosun installs them, on purpose.
  */
-import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { BundleDoc, BundleObjectProperty, Property } from '../apis/fbc.js';
 import { PropertyType } from '../apis/fbc.js';
@@ -31,7 +30,7 @@ import {
 } from '../olm/kinds.js';
 import { isBase64Alphabet } from '../util/base64.js';
 import { parseYamlStream } from '../bundle/yaml.js';
-import { payloadOf, withPayloads } from '../catalog/payloads.js';
+import type { BundleManifests } from '../catalog/content/bundles.js';
 import { isRecord } from '../util/record.js';
 
 /** One object of a bundle other than its CSV. */
@@ -105,17 +104,21 @@ export function decodeBundle(doc: BundleDoc): Result<InstallableBundle> {
 
 /** Decodes catalog bundles, each content once. */
 export interface BundleDecoder {
-  decode(doc: BundleDoc): Promise<Result<InstallableBundle>>;
+  /**
+   * The bundle decoded. Its manifests are read (`manifests.read`) only for content not decoded
+   * before; when they cannot be read, the promise rejects with why.
+   */
+  decode(manifests: BundleManifests): Promise<Result<InstallableBundle>>;
 }
 
 /**
  * Decoding a big bundle (parsing every manifest, converting removed API versions) takes up to a
  * second, and an InstallPlan is planned again on every reconcile. The decoder keeps the latest
- * `capacity` outcomes, failures included, keyed by a digest of everything decoding reads, so a
- * catalog that changes a bundle's content under the same name has it decoded again. Manifests
- * stored in a catalog file are read (asynchronously) only when the bundle is decoded; a stored
- * manifest's digest is its place in the file and the file's identity, so a cache hit reads
- * nothing. What it returns is shared between callers and must not be modified.
+ * `capacity` outcomes, failures included, keyed by the digest of the bundle's content (see
+ * src/catalog/content/bundles.ts), so a catalog that changes a bundle's content under the same
+ * name has it decoded again. The manifests are read (asynchronously) only when the bundle is
+ * decoded, so a cache hit reads nothing. What it returns is shared between callers and must not
+ * be modified.
  */
 export function bundleDecoder(
   opts: { capacity?: number; decode?: (doc: BundleDoc) => Result<InstallableBundle> } = {},
@@ -124,8 +127,8 @@ export function bundleDecoder(
   const decode = opts.decode ?? decodeBundle;
   const cache = new Map<string, Result<InstallableBundle>>();
   return {
-    async decode(doc) {
-      const key = bundleDigest(doc);
+    async decode(manifests) {
+      const key = manifests.digest;
       const hit = cache.get(key);
       if (hit !== undefined) {
         // Map order is the order of use: the first key is the least recently used.
@@ -133,28 +136,15 @@ export function bundleDecoder(
         cache.set(key, hit);
         return hit;
       }
-      const decoded = decode(await withPayloads(doc));
+      const read = await manifests.read();
+      // Unreadable content is not an outcome of the bundle's: it is not kept, and the caller retries.
+      if (!read.ok) throw new Error(read.message);
+      const decoded = decode(read.value);
       cache.set(key, decoded);
       if (cache.size > capacity) cache.delete(cache.keys().next().value as string);
       return decoded;
     },
   };
-}
-
-/**
- * A digest of what decoding a bundle reads: its name, package, image and every property (a stored
- * manifest by where it is stored, in a file that must not have changed since).
- */
-export function bundleDigest(doc: BundleDoc): string {
-  const hash = createHash('sha256');
-  hash.update(JSON.stringify([doc.name, doc.package, doc.image]));
-  for (const p of doc.properties ?? []) {
-    hash.update(`\n${JSON.stringify(p)}`);
-    // A stored manifest's `data` is empty: where its text is stands for it.
-    const stored = payloadOf(p.value);
-    if (stored) hash.update(`\0${JSON.stringify(stored)}`);
-  }
-  return hash.digest('hex');
 }
 
 /**
@@ -283,8 +273,6 @@ function decodeBundleObject(
 ): Result<RawManifest> {
   const value = p.value as unknown;
   const data = isRecord(value) ? value.data : undefined;
-  const stored = payloadOf(value);
-  if (stored) throw new Error(`${object}: ${at} is stored in ${stored.storedIn} and was not read`);
   if (typeof data !== 'string') {
     const ref = isRecord(value) && typeof value.ref === 'string';
     return fail([

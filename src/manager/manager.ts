@@ -35,6 +35,12 @@ import { SchemaSource } from '../kube/schemas.js';
 import { startHttpServer, type RunningServer } from '../server/http.js';
 import { webCatalog } from '../web/server.js';
 import { managerWebSource } from '../web/sources.js';
+import { catalogBundleContent } from '../catalog/content/bundles.js';
+import { configMapFetcher } from '../catalog/content/configmap.js';
+import type { CatalogFetchers } from '../catalog/content/fetcher.js';
+import { httpFetcher } from '../catalog/content/http.js';
+import { MemoryCatalogStore } from '../catalog/content/memory-store.js';
+import { CatalogSpool, sweepStaleSpools } from '../catalog/content/spool.js';
 import { withPayloadsAll } from '../catalog/payloads.js';
 import { PackageIndex } from '../packages/index.js';
 import { startPackageApi, type RunningPackageApi } from '../server/packageserver/index.js';
@@ -45,8 +51,8 @@ import { UserError } from '../util/errors.js';
 import { formatProblem } from '../util/result.js';
 import { parseYamlOne } from '../bundle/yaml.js';
 import { slimCRD, slimCSV, slimInstallPlan, withoutBookkeeping } from '../controllers/cache-transforms.js';
-import { MemoryCatalogStore } from '../controllers/catalog-store.js';
 import { catalogSourceController } from '../controllers/catalogsource.js';
+import { configMapReader } from '../controllers/catalogsource-configmaps.js';
 import {
   type ClusterRole,
   type Controller,
@@ -58,7 +64,6 @@ import {
   type ObjectMetadata,
   scopedContext,
 } from '../controllers/context.js';
-import { CatalogSpool, sweepStaleSpools } from '../controllers/catalog-spool.js';
 import { removeStaleRegistration } from '../server/packageserver/register.js';
 import { csvController } from '../controllers/csv.js';
 import { ServingResources } from '../controllers/csv-serving.js';
@@ -208,6 +213,12 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     const catalogs = new MemoryCatalogStore(opts.globalNamespace ?? DefaultGlobalNamespace, (file) =>
       catalogSpool.remove(file),
     );
+    // One fetcher per kind of source (src/catalog/content/fetcher.ts); a kind without one is
+    // reported as not supported.
+    const catalogFetchers: CatalogFetchers = {
+      configmap: configMapFetcher({ spool: catalogSpool, read: configMapReader(client) }),
+      http: httpFetcher({ spool: catalogSpool }),
+    };
     const events = new EventRecorder({
       client,
       clock,
@@ -223,7 +234,8 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
       clock,
       informers,
       catalogs,
-      catalogSpool,
+      catalogFetchers,
+      bundles: catalogBundleContent(catalogs),
       globalNamespace: opts.globalNamespace ?? DefaultGlobalNamespace,
       metrics,
     } as Omit<ControllerContext, 'log'> as ControllerContext;

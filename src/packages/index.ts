@@ -13,7 +13,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { CatalogSource } from '../apis/operators.js';
 import type { PackageManifest } from '../apis/packages.js';
-import type { CatalogRef, CatalogSnapshot } from '../controllers/context.js';
+import type { CatalogRef, CatalogSnapshot } from '../catalog/content/store.js';
 import { objectKey } from '../kube/cache.js';
 import { type CatalogSourceInfo, type PayloadReader, packageManifests } from './projection.js';
 

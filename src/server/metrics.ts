@@ -3,14 +3,8 @@
  * One Registry per manager, so tests that run several managers in one process do not collide.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-
-/** What controllers report, whatever records it (the port; prom-client below is its adapter). */
-export interface Metrics {
-  /** Counts one finished reconcile of `controller` with its outcome. */
-  reconciled(controller: string, outcome: 'success' | 'requeue' | 'retry', seconds: number): void;
-  /** Records how long one namespace's resolution took. */
-  resolution(seconds: number): void;
-}
+// The port is the controllers' (they declare what they reach the world through); this is its adapter.
+import type { Metrics } from '../controllers/context.js';
 
 export interface ManagerMetrics {
   registry: Registry;

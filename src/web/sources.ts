@@ -6,10 +6,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { KubeObject } from '../apis/meta.js';
-import type { CatalogSource, OperatorGroup } from '../apis/operators.js';
+import type {
+  CatalogSource,
+  ClusterServiceVersion,
+  InstallPlan,
+  OperatorGroup,
+  Subscription,
+} from '../apis/operators.js';
+import type { CatalogRef, CatalogSnapshot } from '../catalog/content/store.js';
 import type { ServedCatalog } from '../catalog/serve.js';
 import { withPayloadsAll } from '../catalog/payloads.js';
-import type { CatalogRef, CatalogSnapshot, Informers } from '../controllers/context.js';
 import { objectKey } from '../kube/cache.js';
 import type { Informer } from '../kube/informer.js';
 import type { IndexedPackage, PackageEvent } from '../packages/index.js';
@@ -30,10 +36,15 @@ export interface ManagerWebInputs {
     visible(namespace: string): readonly IndexedPackage[];
     onEvent(listener: (e: PackageEvent) => void): () => void;
   };
-  informers: Pick<
-    Informers,
-    'catalogSources' | 'subscriptions' | 'csvs' | 'installPlans' | 'operatorGroups' | 'namespaces'
-  >;
+  /** The manager's informer caches of these kinds. */
+  informers: {
+    catalogSources: Informer<CatalogSource>;
+    subscriptions: Informer<Subscription>;
+    csvs: Informer<ClusterServiceVersion>;
+    installPlans: Informer<InstallPlan>;
+    operatorGroups: Informer<OperatorGroup>;
+    namespaces: Informer<KubeObject>;
+  };
   /** Catalogs here are visible from every namespace. */
   globalNamespace: string;
 }

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BundleDoc } from '../../../src/apis/fbc.js';
 import type { InstallPlan } from '../../../src/apis/operators.js';
-import type { CatalogRef } from '../../../src/controllers/context.js';
+import type { CatalogRef } from '../../../src/catalog/content/store.js';
 import type { CRDCheck } from '../../../src/install/crd-safety.js';
 import type { KubeClient } from '../../../src/kube/client.js';
 import { eventually, freshNamespace } from '../support.js';

@@ -20,13 +20,8 @@ import type {
   OperatorGroup,
 } from '../../../src/apis/operators.js';
 import { Resources } from '../../../src/apis/operators.js';
-import type {
-  CatalogRef,
-  CatalogSnapshot,
-  CatalogStore,
-  Controller,
-  ControllerContext,
-} from '../../../src/controllers/context.js';
+import type { CatalogRef, CatalogSnapshot, CatalogStore } from '../../../src/catalog/content/store.js';
+import type { Controller, ControllerContext } from '../../../src/controllers/context.js';
 import { csvController } from '../../../src/controllers/csv.js';
 import { installPlanController } from '../../../src/controllers/installplan.js';
 import { operatorConditionController } from '../../../src/controllers/operatorcondition.js';

@@ -16,8 +16,9 @@ import { toYaml } from '../../../src/bundle/yaml.js';
 import { loadCatalog, parseFileParts } from '../../../src/catalog/load.js';
 import { payloadOf, withPayloadsAll } from '../../../src/catalog/payloads.js';
 import { loadServedCatalog, catalogFingerprint, reloadingCatalog } from '../../../src/catalog/serve.js';
-import { CatalogSpool } from '../../../src/controllers/catalog-spool.js';
-import { parseCatalogFiles } from '../../../src/controllers/catalogsource-content.js';
+import { catalogBundleManifests } from '../../../src/catalog/content/bundles.js';
+import { parseCatalogFiles } from '../../../src/catalog/content/parse.js';
+import { CatalogSpool } from '../../../src/catalog/content/spool.js';
 import { bundleDecoder } from '../../../src/install/bundle-objects.js';
 import { packageManifests } from '../../../src/packages/projection.js';
 import type { Problem } from '../../../src/util/result.js';
@@ -185,7 +186,7 @@ describe('a catalog whose bundle object data is not a string', () => {
       // Reading the payloads leaves the document as it is: there is nothing stored to read.
       const [read] = await withPayloadsAll([bundle]);
       expect(read).toBe(bundle);
-      const decoded = await bundleDecoder().decode(bundle);
+      const decoded = await bundleDecoder().decode(catalogBundleManifests(bundle));
       expect(decoded.ok).toBe(false);
       if (!decoded.ok) {
         expect(decoded.errors).toContainEqual(

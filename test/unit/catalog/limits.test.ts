@@ -13,7 +13,7 @@ import { toYaml } from '../../../src/bundle/yaml.js';
 import { CatalogLimits, maxCatalogFileBytes } from '../../../src/catalog/limits.js';
 import { loadCatalog, parseFileParts } from '../../../src/catalog/load.js';
 import { catalogFingerprint, loadServedCatalog, reloadingCatalog } from '../../../src/catalog/serve.js';
-import { CatalogSpool } from '../../../src/controllers/catalog-spool.js';
+import { CatalogSpool } from '../../../src/catalog/content/spool.js';
 import { formatProblem, type Problem } from '../../../src/util/result.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { bosun } from '../cli/run-bosun.js';

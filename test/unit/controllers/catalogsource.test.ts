@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { CatalogSource } from '../../../src/apis/operators.js';
+import { SourceKind } from '../../../src/catalog/content/fetcher.js';
 import {
+  CatalogSourceConditionReason,
   catalogSourceStatus,
-  digestOf,
-  parseCatalogFiles,
   parseGoDuration,
+  sourceKindOf,
 } from '../../../src/controllers/catalogsource-content.js';
 
 describe('parseGoDuration', () => {
@@ -21,59 +22,6 @@ describe('parseGoDuration', () => {
 
   it.each(['', '10', 'ten minutes', '5d', '-1m', 'm10'])('%j does not parse', (text) => {
     expect(parseGoDuration(text)).toBeUndefined();
-  });
-});
-
-const pkg = { schema: 'olm.package', name: 'foo', defaultChannel: 'stable' };
-const channel = { schema: 'olm.channel', package: 'foo', name: 'stable', entries: [{ name: 'foo.v1.0.0' }] };
-const bundle = {
-  schema: 'olm.bundle',
-  package: 'foo',
-  name: 'foo.v1.0.0',
-  image: 'example.com/foo:v1',
-  properties: [{ type: 'olm.package', value: { packageName: 'foo', version: '1.0.0' } }],
-};
-const json = [pkg, channel, bundle].map((d) => JSON.stringify(d)).join('\n');
-
-describe('parseCatalogFiles', () => {
-  it('reads documents split over several files, YAML or JSON', () => {
-    const parsed = parseCatalogFiles(
-      [
-        { name: 'a.json', text: JSON.stringify(pkg) },
-        {
-          name: 'b.yaml',
-          text: `schema: olm.channel\npackage: foo\nname: stable\nentries:\n  - name: foo.v1.0.0\n`,
-        },
-        { name: 'c.json', text: JSON.stringify(bundle) },
-      ],
-      'ConfigMap ns/cat',
-    );
-    expect(parsed.ok).toBe(true);
-    if (parsed.ok) expect(parsed.config.bundles.map((b) => b.name)).toEqual(['foo.v1.0.0']);
-  });
-
-  it('names the source and the problem when the catalog is invalid', () => {
-    const parsed = parseCatalogFiles(
-      [{ name: 'x', text: json.replace('"defaultChannel":"stable"', '"defaultChannel":"beta"') }],
-      'ConfigMap ns/cat',
-    );
-    expect(parsed.ok).toBe(false);
-    if (!parsed.ok) {
-      expect(parsed.message).toMatch(/^ConfigMap ns\/cat is not a valid file-based catalog: /);
-      expect(parsed.message).toContain('beta');
-    }
-  });
-
-  it('reports text that is not FBC at all', () => {
-    const parsed = parseCatalogFiles([{ name: 'x', text: '<html>502 Bad Gateway</html>' }], 'http://example');
-    expect(parsed.ok).toBe(false);
-  });
-
-  it('has a digest that depends on content, not on file order', () => {
-    const a = { name: 'a', text: 'one' };
-    const b = { name: 'b', text: 'two' };
-    expect(digestOf([a, b])).toBe(digestOf([b, a]));
-    expect(digestOf([a, b])).not.toBe(digestOf([a, { name: 'b', text: 'three' }]));
   });
 });
 
@@ -141,5 +89,34 @@ describe('catalogSourceStatus', () => {
     const s = catalogSourceStatus(source(), { ok: false, at: t0, reason: 'InvalidCatalog', message: 'bad' });
     expect(s.reason).toBeUndefined();
     expect(s.conditions?.[0]?.reason).toBe('InvalidCatalog');
+  });
+});
+
+describe('sourceKindOf', () => {
+  it.each<[Partial<CatalogSource['spec']>, SourceKind | undefined]>([
+    [{ sourceType: 'configmap', configMap: 'cm' }, SourceKind.ConfigMap],
+    [{ sourceType: 'internal', configMap: 'cm' }, SourceKind.ConfigMap],
+    [{ sourceType: 'http', address: 'http://x/' }, SourceKind.Http],
+    [{ sourceType: 'grpc', address: 'registry.olm.svc:50051' }, SourceKind.Grpc],
+    [{ sourceType: 'grpc', image: 'quay.io/x/catalog:v1' }, SourceKind.Image],
+    // OLM reads the image when a source names both.
+    [{ sourceType: 'grpc', image: 'quay.io/x/catalog:v1', address: 'x:50051' }, SourceKind.Image],
+    [{ sourceType: 'grpc' }, SourceKind.Grpc],
+    [{ sourceType: 'ftp' as CatalogSource['spec']['sourceType'] }, undefined],
+  ])('%j is read by the %s fetcher', (spec, kind) => {
+    expect(sourceKindOf({ ...source(), spec: { sourceType: 'grpc', ...spec } })).toBe(kind);
+  });
+
+  it('a fetch failure of any kind is a reason of the Ready condition', () => {
+    expect(Object.keys(CatalogSourceConditionReason).sort()).toEqual(
+      [
+        'Synced',
+        'ConfigMapError',
+        'RegistryServerError',
+        'SpecInvalidError',
+        'InvalidCatalog',
+        'SourceTypeNotSupported',
+      ].sort(),
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BundleDoc } from '../../../src/apis/fbc.js';
 import type { OperatorGroup } from '../../../src/apis/operators.js';
-import type { CatalogRef, CatalogSnapshot } from '../../../src/controllers/context.js';
+import type { CatalogRef, CatalogSnapshot } from '../../../src/catalog/content/store.js';
 import {
   csvDeploymentProblems,
   installTargets,

@@ -9,8 +9,8 @@ import type {
   SubscriptionRollback,
   SubscriptionStatus,
 } from '../../../src/apis/operators.js';
-import { MemoryCatalogStore } from '../../../src/controllers/catalog-store.js';
-import type { CatalogSnapshot } from '../../../src/controllers/context.js';
+import { MemoryCatalogStore } from '../../../src/catalog/content/memory-store.js';
+import type { CatalogSnapshot } from '../../../src/catalog/content/store.js';
 import {
   desiredInstallPlan,
   generatedSubscriptionName,

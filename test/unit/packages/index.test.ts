@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type DeclarativeConfig, emptyConfig } from '../../../src/apis/fbc.js';
-import { MemoryCatalogStore } from '../../../src/controllers/catalog-store.js';
-import type { CatalogRef } from '../../../src/controllers/context.js';
+import { MemoryCatalogStore } from '../../../src/catalog/content/memory-store.js';
+import type { CatalogRef } from '../../../src/catalog/content/store.js';
 import { type PackageEvent, PackageIndex } from '../../../src/packages/index.js';
 import { inMemoryPayloads } from '../../../src/packages/projection.js';
 

@@ -5,7 +5,8 @@
 import { cp, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCatalogServer, type CatalogServer } from '../../../src/catalog/serve-http.js';
+import { DefaultGlobalNamespace } from '../../../src/manager/defaults.js';
+import { startCatalogServer, type CatalogServer } from '../../../src/server/catalog-http.js';
 import { loadServedCatalog } from '../../../src/catalog/serve.js';
 import type { IndexView, PackageDetail } from '../../../src/web/client/api.js';
 import { ContentSecurityPolicy, type WebCatalog, wantsHtml, webCatalog } from '../../../src/web/server.js';
@@ -178,7 +179,12 @@ describe('bosun catalog serve', () => {
   it('answers / with the page for a browser and with the catalog for anyone else', async () => {
     const dir = join(await tempDir('bosun-web-'), 'My Catalog');
     await cp(join(repo, 'catalogs/bosun-samples'), dir, { recursive: true });
-    const started = await startCatalogServer({ dir, host: '127.0.0.1', port: 0 });
+    const started = await startCatalogServer({
+      dir,
+      host: '127.0.0.1',
+      port: 0,
+      catalogNamespace: DefaultGlobalNamespace,
+    });
     if (!started.ok) throw new Error(JSON.stringify(started.errors));
     server = started.value;
 

@@ -1,4 +1,5 @@
-import { startCatalogServer } from '../../../catalog/serve-http.js';
+import { DefaultGlobalNamespace } from '../../../manager/defaults.js';
+import { startCatalogServer } from '../../../server/catalog-http.js';
 import { parseAddress } from '../../../server/http.js';
 import { UsageError, UserError } from '../../../util/errors.js';
 import { formatProblem } from '../../../util/result.js';
@@ -56,6 +57,7 @@ export const serveCommand: Command = {
         dir,
         host,
         port,
+        catalogNamespace: DefaultGlobalNamespace,
         onReload: (s) =>
           ctx.stderr.write(
             `reloaded ${displayPath(ctx, dir)}: ${plural(s.packages, 'package')}, ${plural(s.bundles, 'bundle')}, ETag ${s.etag}\n`,

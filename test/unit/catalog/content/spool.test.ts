@@ -2,12 +2,12 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { emptyConfig } from '../../../src/apis/fbc.js';
-import { parseFileParts } from '../../../src/catalog/load.js';
-import { payloadOf, readStoredPayload, withPayloads } from '../../../src/catalog/payloads.js';
-import { CatalogSpool } from '../../../src/controllers/catalog-spool.js';
-import { digestOf } from '../../../src/controllers/catalogsource-content.js';
-import type { Problem } from '../../../src/util/result.js';
+import { emptyConfig } from '../../../../src/apis/fbc.js';
+import { parseFileParts } from '../../../../src/catalog/load.js';
+import { payloadOf, readStoredPayload, withPayloads } from '../../../../src/catalog/payloads.js';
+import { digestOf } from '../../../../src/catalog/content/digest.js';
+import { CatalogSpool } from '../../../../src/catalog/content/spool.js';
+import type { Problem } from '../../../../src/util/result.js';
 
 const manifest = Buffer.from(JSON.stringify({ kind: 'ConfigMap', data: { x: 'y'.repeat(400) } })).toString(
   'base64',

@@ -1,14 +1,17 @@
 /**
- * The in-memory CatalogStore (see context.ts): catalog content lives in the manager's memory,
+ * The in-memory CatalogStore (see store.ts): catalog content lives in the manager's memory,
  * written by the CatalogSource controller and read by the Subscription and InstallPlan
  * controllers. Listeners hear about a catalog whenever its content (a new digest) or its health
  * changes; writing the same content or health again is silent, so a poll that finds nothing new
  * does not make every Subscription in the cluster resolve again.
  */
-import { objectKey } from '../kube/cache.js';
-import type { CatalogHealth, CatalogRef, CatalogSnapshot, CatalogStore } from './context.js';
-
-const refKey = (ref: CatalogRef): string => objectKey(ref.namespace, ref.name);
+import {
+  type CatalogHealth,
+  type CatalogRef,
+  type CatalogSnapshot,
+  type CatalogStore,
+  refKey,
+} from './store.js';
 
 export class MemoryCatalogStore implements CatalogStore {
   private readonly snapshots = new Map<string, CatalogSnapshot>();

@@ -8,8 +8,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CatalogSpool, sweepStaleSpools } from '../../../src/controllers/catalog-spool.js';
-import { tempDir } from '../../support/temp-dir.js';
+import { CatalogSpool, sweepStaleSpools } from '../../../../src/catalog/content/spool.js';
+import { tempDir } from '../../../support/temp-dir.js';
 
 /** The pid of a process that has exited. */
 async function deadPid(): Promise<number> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { emptyConfig } from '../../../src/apis/fbc.js';
-import { MemoryCatalogStore } from '../../../src/controllers/catalog-store.js';
-import type { CatalogRef, CatalogSnapshot } from '../../../src/controllers/context.js';
+import { emptyConfig } from '../../../../src/apis/fbc.js';
+import { MemoryCatalogStore } from '../../../../src/catalog/content/memory-store.js';
+import type { CatalogRef, CatalogSnapshot } from '../../../../src/catalog/content/store.js';
 
 const snapshot = (namespace: string, name: string, digest = 'd1'): CatalogSnapshot => {
   const config = emptyConfig();

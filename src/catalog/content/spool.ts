@@ -2,7 +2,7 @@
  * Fetched catalog content kept on disk. A catalog's inline manifests are most of its bytes (over
  * 100 MB for the OperatorHub corpus) but are read only when a bundle is installed, so the
  * manager keeps them here and its memory holds only what resolution reads (see
- * src/catalog/payloads.ts). An HTTP body is streamed straight to its file, so it is never whole
+ * src/catalog/payloads.ts and bundles.ts). An HTTP body is streamed straight to its file, so it is never whole
  * in memory. One file per fetch, removed when the catalog store lets go of that content or the
  * content turns out unchanged; the whole folder goes when the manager stops.
  *
@@ -19,10 +19,10 @@ import { lstat, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { FilePart } from '../catalog/load-worker.js';
-import { catalogFileTooLarge, maxCatalogFileBytes } from '../catalog/limits.js';
-import { addToDigest } from './catalogsource-content.js';
-import type { CatalogRef } from './context.js';
+import { catalogFileTooLarge, maxCatalogFileBytes } from '../limits.js';
+import type { FilePart } from '../load-worker.js';
+import { addToDigest } from './digest.js';
+import type { CatalogRef } from './store.js';
 
 export interface Spooled {
   path: string;

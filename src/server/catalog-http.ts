@@ -1,7 +1,7 @@
 /**
  * The HTTP server of `bosun catalog serve`: validates the catalog directory before it listens
  * (an invalid catalog is refused and nothing is served), then answers each request with the
- * catalog as it is on disk now (see serve.ts).
+ * catalog as it is on disk now (see src/catalog/serve.ts).
  *
  * The same server shows the catalog to people: the web catalog (src/web/server.ts) answers `/`
  * when the request asks for HTML (a browser's Accept names text/html; a CatalogSource's fetch
@@ -11,10 +11,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, resolve } from 'node:path';
-import { fail, ok, type Result } from '../util/result.js';
-import { DefaultGlobalNamespace } from '../manager/defaults.js';
-import { wantsHtml, webCatalog, webRequest, writeWebResponse } from '../web/server.js';
-import { catalogSourceName, directoryWebSource } from '../web/sources.js';
 import {
   CatalogPath,
   catalogFingerprint,
@@ -23,13 +19,18 @@ import {
   type ReloadHooks,
   reloadingCatalog,
   type ServedCatalog,
-} from './serve.js';
+} from '../catalog/serve.js';
+import { fail, ok, type Result } from '../util/result.js';
+import { wantsHtml, webCatalog, webRequest, writeWebResponse } from '../web/server.js';
+import { catalogSourceName, directoryWebSource } from '../web/sources.js';
 
 export interface CatalogServerOptions extends ReloadHooks {
   dir: string;
   host: string;
   /** 0 picks a free port. */
   port: number;
+  /** Where the page tells people to create the CatalogSource: the manager's global catalog namespace. */
+  catalogNamespace: string;
 }
 
 export interface CatalogServer {
@@ -52,7 +53,7 @@ export async function startCatalogServer(opts: CatalogServerOptions): Promise<Re
       current: () => catalog.current(),
       name: catalogSourceName(basename(resolve(opts.dir))),
       address: () => url,
-      catalogNamespace: DefaultGlobalNamespace,
+      catalogNamespace: opts.catalogNamespace,
     }),
   );
   const server = createServer((req, res) => {
