@@ -35,7 +35,9 @@ let pluginPath = '';
 /** `kubectl operator …`, found by kubectl as a plugin on PATH. */
 async function plugin(...args: string[]): Promise<{ out: string; err: string; code: number }> {
   try {
-    const { stdout, stderr } = await run('kubectl', ['operator', ...args], {
+    // The plugin waits at most --timeout (1m by default) for each step; a loaded CI machine can
+    // take longer than that to run the install, so the test waits as long as it does.
+    const { stdout, stderr } = await run('kubectl', ['operator', '--timeout', '4m', ...args], {
       env: {
         ...process.env,
         KUBECONFIG: inject('kubeconfig'),
@@ -103,7 +105,7 @@ describe.skipIf(!built.ok)(
         '--approval',
         'Manual',
       );
-      expect(install.code, install.err).toBe(0);
+      expect(install.code, install.out + install.err).toBe(0);
       expect(install.out + install.err).toContain('operatorgroup');
       await succeeded(ns, 'bosun-sample.v0.1.1');
       const ogs = await list<OperatorGroup>(Resources.OperatorGroup, ns);
