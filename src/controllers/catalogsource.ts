@@ -3,14 +3,14 @@
  * registry pods) and reports how that went in the CatalogSource's status.
  *
  * Steps per reconcile (reconcileCatalogSource): fetch with the fetcher of the source's kind
- * (src/catalog/content: configmap, http, ...; each parses and checks what it fetched) → store
- * content and health → write status if it changed → requeue after the poll interval. A failed
- * fetch keeps the last good content in the store (Subscriptions keep resolving against it) but
- * marks the catalog unhealthy, which Subscriptions show as CatalogSourcesUnhealthy; the next good
- * fetch clears it.
+ * (src/catalog/content: configmap, http, a registry server's grpc address; each parses and checks
+ * what it fetched) → store content and health → write status if it changed → requeue after the
+ * poll interval. A failed fetch keeps the last good content in the store (Subscriptions keep
+ * resolving against it) but marks the catalog unhealthy, which Subscriptions show as
+ * CatalogSourcesUnhealthy; the next good fetch clears it.
  */
-import { type CatalogSource, DefaultRegistryPollInterval, Resources, SourceType } from '../apis/operators.js';
-import type { FetchOutcome } from '../catalog/content/fetcher.js';
+import { type CatalogSource, DefaultRegistryPollInterval, Resources } from '../apis/operators.js';
+import { type FetchOutcome, SourceKind } from '../catalog/content/fetcher.js';
 import type { CatalogRef } from '../catalog/content/store.js';
 import { objectKey, splitKey } from '../kube/cache.js';
 import { formatTime } from '../kube/conditions.js';
@@ -129,20 +129,21 @@ async function fetchCatalog(
     };
   }
   const fetcher = ctx.catalogFetchers[kind];
-  if (!fetcher) return notSupported(cs);
+  if (!fetcher) return notSupported(cs, kind);
   return fetcher.fetch(cs, ctx.catalogs.get(ref), AbortSignal.timeout(fetchDeadlineMs));
 }
 
-function notSupported(cs: CatalogSource): Failure {
+function notSupported(cs: CatalogSource, kind: SourceKind): Failure {
   const { namespace, name } = cs.metadata;
-  const address = cs.spec.image ?? cs.spec.address;
+  const address = kind === SourceKind.Image ? cs.spec.image : cs.spec.address;
   return {
     ok: false,
     reason: CatalogSourceConditionReason.SourceTypeNotSupported,
     message:
-      cs.spec.sourceType === SourceType.Grpc
-        ? `CatalogSource ${namespace}/${name}: sourceType grpc (catalog images and registry addresses) is not supported yet; ` +
-          'render the catalog to one file (`bosun catalog render <dir> -o json`), serve that file over HTTP and use sourceType http, or put it in a ConfigMap (sourceType configmap)'
+      kind === SourceKind.Image
+        ? `CatalogSource ${namespace}/${name}: catalog images (spec.image) are not supported yet; ` +
+          'serve the catalog with `opm serve` and give its host:port as spec.address (sourceType grpc), ' +
+          'serve `bosun catalog render <dir> -o json` over HTTP (sourceType http), or put it in a ConfigMap (sourceType configmap)'
         : `CatalogSource ${namespace}/${name}: sourceType ${cs.spec.sourceType} is not read by this manager`,
     ...(address !== undefined ? { address } : {}),
   };

@@ -38,6 +38,7 @@ import { managerWebSource } from '../web/sources.js';
 import { catalogBundleContent } from '../catalog/content/bundles.js';
 import { configMapFetcher } from '../catalog/content/configmap.js';
 import type { CatalogFetchers } from '../catalog/content/fetcher.js';
+import { grpcFetcher } from '../catalog/content/grpc.js';
 import { httpFetcher } from '../catalog/content/http.js';
 import { MemoryCatalogStore } from '../catalog/content/memory-store.js';
 import { CatalogSpool, sweepStaleSpools } from '../catalog/content/spool.js';
@@ -218,6 +219,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     const catalogFetchers: CatalogFetchers = {
       configmap: configMapFetcher({ spool: catalogSpool, read: configMapReader(client) }),
       http: httpFetcher({ spool: catalogSpool }),
+      grpc: grpcFetcher({ spool: catalogSpool }),
     };
     const events = new EventRecorder({
       client,

@@ -265,7 +265,7 @@ describe('CatalogSource controller', () => {
     expect(manager.ctx.catalogs.get({ namespace: ns, name: 'broken' })).toBeUndefined();
   });
 
-  it('a grpc source says it is not supported yet', async () => {
+  it('a grpc source with a catalog image says images are not supported yet', async () => {
     const ns = await freshNamespace('catsrc');
     await create(
       Resources.CatalogSource,
@@ -277,7 +277,8 @@ describe('CatalogSource controller', () => {
       return ready(c)?.status === 'False' ? c : undefined;
     });
     expect(ready(cs)).toMatchObject({ reason: 'SourceTypeNotSupported' });
-    expect(ready(cs)?.message).toContain('not supported yet');
+    expect(ready(cs)?.message).toContain('catalog images (spec.image) are not supported yet');
+    expect(cs.status?.connectionState?.address).toBe('quay.io/operatorhubio/catalog:latest');
   });
 
   it('deleting a CatalogSource drops its content from the store', async () => {
