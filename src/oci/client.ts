@@ -69,7 +69,8 @@ interface Target {
 interface SendInit {
   method: 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH';
   headers?: Record<string, string>;
-  body?: Uint8Array;
+  /** Bytes, or a stream opened afresh for each attempt (a 401 retry sends the body again). */
+  body?: Uint8Array | (() => Promise<Readable>);
   /** A request whose body streams (blob downloads) has no overall deadline, only an idle timeout. */
   streaming?: boolean;
 }
@@ -328,25 +329,11 @@ export class RegistryClient {
         at,
       );
     if (await this.hasBlob(ref, blob.digest, ['pull', 'push'])) return 'present';
-    const target: Target = {
-      ...pushTarget(ref),
-      ...(opts.mountFrom && { scopes: [repositoryScope(opts.mountFrom, ['pull'])] }),
-    };
     const what = `${formatReference(ref)}: cannot push the blob ${blob.digest}`;
-    const start = opts.mountFrom
-      ? `/v2/${ref.repository}/blobs/uploads/?mount=${encodeURIComponent(blob.digest)}&from=${encodeURIComponent(opts.mountFrom)}`
-      : `/v2/${ref.repository}/blobs/uploads/`;
-    const started = await this.send(target, start, what, {
-      method: 'POST',
-      headers: { 'content-length': '0' },
-    });
-    if (started.status === 201 && opts.mountFrom) {
-      await started.body?.cancel();
-      return 'mounted';
-    }
-    if (started.status !== 202) throw await this.failure(started, what, ref);
-    await started.body?.cancel();
-    let location = this.uploadLocation(started, what, ref);
+    const started = await this.startUpload(ref, blob.digest, what, opts.mountFrom);
+    if (started.mounted) return 'mounted';
+    const { target } = started;
+    let location = started.location;
 
     const chunk = opts.chunkSize;
     if (chunk !== undefined && chunk > 0 && blob.size > chunk) {
@@ -378,6 +365,62 @@ export class RegistryClient {
       body: blob.data,
     });
     return this.uploaded(put, what, ref, blob.digest);
+  }
+
+  /**
+   * Uploads a blob unless the repository has it, streaming its bytes from `open` (called again
+   * should the upload need its body twice) in one PUT: a blob copied between registries passes
+   * through in chunks, never whole in memory. The stream should verify what it yields (a
+   * RegistryClient's blobStream does); the registry checks the digest too.
+   */
+  async pushBlobFrom(
+    ref: ImageReference,
+    blob: Descriptor,
+    open: () => Promise<Readable>,
+    opts: { mountFrom?: string } = {},
+  ): Promise<PushOutcome> {
+    const bad = digestError(blob.digest);
+    if (bad) throw new OciError(`${formatReference(ref)}: ${bad}`, { ...where(ref), digest: blob.digest });
+    if (await this.hasBlob(ref, blob.digest, ['pull', 'push'])) return 'present';
+    const what = `${formatReference(ref)}: cannot push the blob ${blob.digest}`;
+    const started = await this.startUpload(ref, blob.digest, what, opts.mountFrom);
+    if (started.mounted) return 'mounted';
+    started.location.searchParams.set('digest', blob.digest);
+    const put = await this.send(started.target, started.location.href, what, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream', 'content-length': String(blob.size) },
+      body: open,
+      // A large blob takes as long as it takes; only a stalled connection times out.
+      streaming: true,
+    });
+    return this.uploaded(put, what, ref, blob.digest);
+  }
+
+  /** Opens an upload session (POST), or mounts the blob from `mountFrom` when the registry can. */
+  private async startUpload(
+    ref: ImageReference,
+    digest: string,
+    what: string,
+    mountFrom: string | undefined,
+  ): Promise<{ mounted: true } | { mounted: false; target: Target; location: URL }> {
+    const target: Target = {
+      ...pushTarget(ref),
+      ...(mountFrom && { scopes: [repositoryScope(mountFrom, ['pull'])] }),
+    };
+    const start = mountFrom
+      ? `/v2/${ref.repository}/blobs/uploads/?mount=${encodeURIComponent(digest)}&from=${encodeURIComponent(mountFrom)}`
+      : `/v2/${ref.repository}/blobs/uploads/`;
+    const started = await this.send(target, start, what, {
+      method: 'POST',
+      headers: { 'content-length': '0' },
+    });
+    if (started.status === 201 && mountFrom) {
+      await started.body?.cancel();
+      return { mounted: true };
+    }
+    if (started.status !== 202) throw await this.failure(started, what, ref);
+    await started.body?.cancel();
+    return { mounted: false, target, location: this.uploadLocation(started, what, ref) };
   }
 
   private async uploaded(
@@ -453,13 +496,16 @@ export class RegistryClient {
       if (authorization !== undefined && url.origin === base.origin) headers.authorization = authorization;
       let response: Response;
       try {
+        const body = typeof init.body === 'function' ? await init.body() : init.body;
         ({ response } = await fetchFollowing(
           this.agent,
           url,
           {
             method: init.method,
             headers,
-            ...(init.body !== undefined && { body: init.body }),
+            ...(body !== undefined && { body }),
+            // A streamed body is sent while the response is awaited (undici needs to be told).
+            ...(body instanceof Readable && { duplex: 'half' as const }),
             ...(!init.streaming && { signal: AbortSignal.timeout(this.timeouts.requestMs) }),
           },
           this.insecure,
