@@ -11,7 +11,7 @@
  */
 import type { Bundle } from '../apis/bundle.js';
 import { BundleAnnotation } from '../apis/bundle.js';
-import { ImageKind, imageKindOf, wrongKind } from '../olm/image-kind.js';
+import { ImageKind, imageKindOf, labelText, wrongKind } from '../olm/image-kind.js';
 import { type BuiltImage, buildImage } from '../oci/build.js';
 import type { RegistryClient, ResolvedImage } from '../oci/client.js';
 import { OciError } from '../oci/errors.js';
@@ -91,7 +91,7 @@ export function bundleFromImageFiles(
       warnings.push({
         file,
         field: `annotations.${key}`,
-        message: `is "${annotation}", but the image's label says "${label}"; the file is what opm and OLM read`,
+        message: `is "${labelText(annotation)}", but the image's label says "${labelText(label)}"; the file is what opm and OLM read`,
       });
   }
   const bundle = warnings.length

@@ -23,6 +23,7 @@ import {
   DefaultConfigsDir,
   ImageKind,
   imageKindOf,
+  labelText,
   wrongKind,
 } from '../olm/image-kind.js';
 import { type BuiltImage, buildImage } from '../oci/build.js';
@@ -116,7 +117,7 @@ export async function pullCatalogImage(
   const folder = configsFolder(label);
   if (!folder.ok)
     throw new OciError(
-      `${name}: label ${CatalogImageLabel.Configs}="${label.slice(0, 200)}" does not name a folder inside the image: ${folder.why}`,
+      `${name}: label ${CatalogImageLabel.Configs}="${labelText(label, 200)}" does not name a folder inside the image: ${folder.why}`,
       where,
     );
   const limits = opts.limits ?? catalogExtractLimits();
@@ -129,7 +130,7 @@ export async function pullCatalogImage(
   if (!(await stat(configs).catch(() => undefined))?.isDirectory()) {
     await rm(dest, { recursive: true, force: true });
     throw new OciError(
-      `${name}: has no folder ${label.slice(0, 200)}, which its label ${CatalogImageLabel.Configs} names`,
+      `${name}: has no folder ${labelText(label, 200)}, which its label ${CatalogImageLabel.Configs} names`,
       where,
     );
   }

@@ -8,6 +8,7 @@ import type { RegistryClient, ResolvedImage } from './client.js';
 import { DefaultPlatform, type Platform } from './manifest.js';
 import { OciError, type OciErrorWhere } from './errors.js';
 import { formatReference, type ImageReference } from './reference.js';
+import { escapeControls } from '../util/terminal.js';
 
 export interface ImageConfig {
   os: string;
@@ -46,7 +47,8 @@ export function parseImageConfig(bytes: Uint8Array, where: OciErrorWhere): Image
   if (raw !== undefined && raw !== null) {
     if (typeof raw !== 'object' || Array.isArray(raw)) throw bad('has config.Labels that is not an object');
     for (const [k, v] of Object.entries(raw)) {
-      if (typeof v !== 'string') throw bad(`has config.Labels["${k.slice(0, 200)}"] that is not a string`);
+      if (typeof v !== 'string')
+        throw bad(`has config.Labels["${escapeControls(k.slice(0, 200))}"] that is not a string`);
       labels[k] = v;
     }
   }

@@ -8,6 +8,7 @@
  * config's `config.Labels`.
  */
 import { BundleAnnotation } from '../apis/bundle.js';
+import { escapeControls } from '../util/terminal.js';
 
 export const CatalogImageLabel = {
   /** The folder of a file-based catalog image's FBC: `/configs` as opm's generated Dockerfile sets it. */
@@ -54,7 +55,7 @@ export function wrongKind(
   const want = labelOf[wanted];
   if (found !== ImageKind.Unknown) {
     const label = labelOf[found];
-    return `is a ${found} image (label ${label}=${(labels[label] ?? '').slice(0, 100)}), not a ${wanted} image (label ${want})`;
+    return `is a ${found} image (label ${label}=${labelText(labels[label] ?? '')}), not a ${wanted} image (label ${want})`;
   }
   return `is not a ${wanted} image: its config has no label ${want} (${describeLabels(labels)})`;
 }
@@ -64,10 +65,19 @@ export function noKind(labels: Readonly<Record<string, string>>): string {
   return `is neither a ${ImageKind.Catalog} image (label ${CatalogImageLabel.Configs}) nor a ${ImageKind.Bundle} image (label ${BundleAnnotation.Package}): ${describeLabels(labels)}`;
 }
 
+/**
+ * A label's name or value as a message shows it: the image author's text, so cut to `max`
+ * characters and with every control character escaped, line breaks too, so that a label cannot
+ * act on a terminal or start a line of its own that reads as Bosun's.
+ */
+export function labelText(text: string, max = 100): string {
+  return escapeControls(text.length > max ? `${text.slice(0, max)}...` : text);
+}
+
 /** The labels an image has, at most ten, each cut to 100 characters: a label is the image author's text. */
 function describeLabels(labels: Readonly<Record<string, string>>): string {
   const keys = Object.keys(labels).sort();
   if (keys.length === 0) return 'it has no labels';
-  const shown = keys.slice(0, 10).map((k) => `${k.slice(0, 100)}=${labels[k]!.slice(0, 100)}`);
+  const shown = keys.slice(0, 10).map((k) => `${labelText(k)}=${labelText(labels[k]!)}`);
   return `its labels are ${shown.join(', ')}${keys.length > shown.length ? ` and ${keys.length - shown.length} more` : ''}`;
 }

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { buildBundleImage, bundleFromImageFiles } from '../../../src/bundle/image.js';
 import { readBundle, readBundleFiles } from '../../../src/bundle/read.js';
 import { buildCatalogImage, configsFolder, readCatalogFiles } from '../../../src/catalog/image.js';
-import { CatalogImageLabel, ImageKind, imageKindOf } from '../../../src/olm/image-kind.js';
+import { CatalogImageLabel, ImageKind, imageKindOf, noKind, wrongKind } from '../../../src/olm/image-kind.js';
 import { buildImage } from '../../../src/oci/build.js';
 import { sha256Digest } from '../../../src/oci/digest.js';
 import { readLayers } from '../../../src/oci/extract.js';
@@ -204,6 +204,46 @@ describe('image kinds, in opm`s order', () => {
   ])('labels %j make a %s image', (labels, kind) => {
     expect(imageKindOf(labels)).toBe(kind);
   });
+});
+
+describe('labels in messages are the image author`s text, made inert', () => {
+  const payloads = [
+    'x\nerror: forged line',
+    'x\r\x1b[2Kerror: overwritten',
+    '\x1b]8;;http://evil.example\x07link\x1b]8;;\x07',
+    '\x9b31mred',
+    'abc\u202egnp.exe',
+    '\x1b[?1049h',
+    'long'.repeat(10_000),
+  ];
+  // Control characters (C0, DEL, C1) and bidirectional overrides, as they would reach a terminal.
+  // eslint-disable-next-line no-control-regex -- the characters under test
+  const raw = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+  it.each(payloads.map((p) => [JSON.stringify(p).slice(0, 60), p]))(
+    'a label %s in a key or value never reaches the message raw, and stays short',
+    (_, payload) => {
+      const messages = [
+        wrongKind(ImageKind.Bundle, { [CatalogImageLabel.Configs]: payload }),
+        wrongKind(ImageKind.Catalog, { 'operators.operatorframework.io.bundle.package.v1': payload }),
+        wrongKind(ImageKind.Catalog, { [payload]: payload }),
+        noKind({ [payload]: payload, other: payload }),
+      ];
+      for (const m of messages) {
+        expect(m).not.toMatch(raw);
+        expect(m.length).toBeLessThan(1000);
+      }
+      let thrown = '';
+      try {
+        parseImageConfig(Buffer.from(JSON.stringify({ config: { Labels: { [payload]: 1 } } })), {
+          image: 'x',
+        });
+      } catch (err) {
+        thrown = (err as Error).message;
+      }
+      expect(thrown).toMatch(/is not a string/);
+      expect(thrown).not.toMatch(raw);
+    },
+  );
 });
 
 describe('image configs', () => {
