@@ -6,6 +6,7 @@ import { validateBundle } from '../../bundle/validate.js';
 import { UsageError } from '../../util/errors.js';
 import { writeFileAtomic } from '../../util/fs.js';
 import { type Command, str } from '../command.js';
+import { bundleImageCommands } from './bundle-image.js';
 import {
   argPath,
   countSummary,
@@ -103,6 +104,6 @@ const packCommand: Command = {
 
 export const bundleCommand: Command = {
   name: 'bundle',
-  summary: 'Validate and pack operator bundles (registry+v1)',
-  subcommands: [validateCommand, packCommand],
+  summary: 'Validate, pack, build, push and pull operator bundles (registry+v1)',
+  subcommands: [validateCommand, packCommand, ...bundleImageCommands],
 };

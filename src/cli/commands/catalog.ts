@@ -1,5 +1,6 @@
 import type { Command } from '../command.js';
 import { diffCommand } from './catalog/diff.js';
+import { catalogImageCommands } from './catalog/image.js';
 import { importCommand } from './catalog/import.js';
 import { initCommand } from './catalog/init.js';
 import { publishCommand } from './catalog/publish.js';
@@ -10,7 +11,8 @@ import { validateCommand } from './catalog/validate.js';
 
 export const catalogCommand: Command = {
   name: 'catalog',
-  summary: 'Author file-based catalogs: init, render, validate, import, publish, diff, template, serve',
+  summary:
+    'Author file-based catalogs: init, render, validate, import, publish, diff, template, serve; build, push and pull catalog images',
   description:
     'Author OLM file-based catalogs (FBC): one directory per package holding olm.package, olm.channel and\n' +
     'olm.bundle documents. Catalogs Bosun writes pass `opm validate`, and catalogs opm writes load here.',
@@ -23,5 +25,6 @@ export const catalogCommand: Command = {
     diffCommand,
     templateCommand,
     serveCommand,
+    ...catalogImageCommands,
   ],
 };

@@ -13,8 +13,11 @@ import { publishBundle } from '../../../catalog/publish.js';
 import { Archetype, Archetypes } from '../../../catalog/semver-template.js';
 import { filesOfPackages, writeCatalog } from '../../../catalog/write.js';
 import { UsageError } from '../../../util/errors.js';
-import type { Problem } from '../../../util/result.js';
-import { bool, type Command, str, strs } from '../../command.js';
+import type { Problem, Result } from '../../../util/result.js';
+import type { Bundle } from '../../../apis/bundle.js';
+import { bool, type Command, type CommandContext, str, strs, type Values } from '../../command.js';
+import { namesImage, platformOf, platformOption, registryClient, registryOptions } from '../images.js';
+import { bundleImageInput } from './image-inputs.js';
 import {
   argPath,
   countSummary,
@@ -29,7 +32,7 @@ import { imageTemplateOption, parseFormat } from './shared.js';
 export const publishCommand: Command = {
   name: 'publish',
   summary: 'Add a bundle to a catalog: place it on channels, compute its edges, validate, write',
-  usage: '<catalog-dir> <bundle-dir|archive>',
+  usage: '<catalog-dir> <bundle-dir|archive|image>',
   description:
     'Validates the bundle, adds it to the package in the catalog (creating both if needed) and writes\n' +
     '<catalog-dir>/<package>/catalog.yaml. Channels: --channel, else the bundle annotations. Edges: the\n' +
@@ -48,7 +51,11 @@ export const publishCommand: Command = {
     'With --convert-removed-apis, manifests of API versions Kubernetes no longer serves are converted\n' +
     'to their successors before the bundle is validated and written: apiextensions.k8s.io/v1beta1 CRDs\n' +
     'to v1 (schemas made structural; what validation that loses is a warning), rbac.authorization.k8s.io/v1beta1\n' +
-    'to v1, and the like. Without it, what is written is what opm writes for the same bundle.',
+    'to v1, and the like. Without it, what is written is what opm writes for the same bundle.\n' +
+    '\n' +
+    'The bundle may be a bundle image in a registry, named with its registry (quay.io/org/op-bundle:v1):\n' +
+    "it is pulled and read like a folder, and the bundle's image in the catalog is the reference pinned\n" +
+    'to the digest it was pulled by (quay.io/org/op-bundle@sha256:...), whatever tool built it.',
   args: { min: 2, max: 2 },
   options: {
     channel: {
@@ -82,6 +89,8 @@ export const publishCommand: Command = {
       description: 'Convert manifests of removed API versions (v1beta1 CRDs, ...) to served ones',
     },
     ...imageTemplateOption,
+    ...platformOption,
+    ...registryOptions,
     ...outputOption,
   },
   run: async ({ values, positionals, ctx }) => {
@@ -100,8 +109,16 @@ export const publishCommand: Command = {
         `nothing was published: ${errors.length} error(s)`,
       );
 
+    const template = str(values, 'image-ref-template');
+    const fromImage = namesImage(ctx, positionals[1]!);
+    if (fromImage && template)
+      throw new UsageError(
+        '--image-ref-template: a bundle image is published as its own image, pinned to its digest',
+      );
     const catalog = await loadOrEmpty(root);
-    const read = await readBundle(bundlePath);
+    const { read, image } = fromImage
+      ? await pulledBundle(ctx, values, positionals[1]!)
+      : { read: await readBundle(bundlePath), image: undefined };
     const errors: Problem[] = [...(catalog.ok ? [] : catalog.errors), ...(read.ok ? [] : read.errors)];
     if (!catalog.ok || !read.ok) return fail(errors);
     let bundle = read.value;
@@ -115,8 +132,7 @@ export const publishCommand: Command = {
     const checked = validateBundle(bundle);
     const check = { errors: checked.errors, warnings: [...converted, ...checked.warnings] };
     if (check.errors.length) return fail(check.errors, check.warnings);
-    const template = str(values, 'image-ref-template');
-    const doc = bundleToDoc(bundle, template ? { imageRefTemplate: template } : {});
+    const doc = bundleToDoc(bundle, template ? { imageRefTemplate: template } : image ? { image } : {});
     if (!doc.ok) return fail(doc.errors, check.warnings);
     const csv = bundle.manifests.find((m) => isCSV(m.object))!.object;
     const annotationChannels = (bundle.annotations[BundleAnnotation.Channels] ?? '')
@@ -180,6 +196,21 @@ export const publishCommand: Command = {
     return emitReport(ctx, mode, report, summary);
   },
 };
+
+/** The bundle of a bundle image, and the image pinned to its digest. */
+async function pulledBundle(
+  ctx: CommandContext,
+  values: Values,
+  text: string,
+): Promise<{ read: Result<Bundle>; image: string }> {
+  const client = await registryClient(ctx, values);
+  try {
+    const { read, pinned } = await bundleImageInput(client, text, platformOf(values));
+    return { read, image: pinned };
+  } finally {
+    await client.close();
+  }
+}
 
 async function loadOrEmpty(
   root: string,
