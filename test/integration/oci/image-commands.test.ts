@@ -172,7 +172,7 @@ describe.skipIf(missing !== undefined)('bundle and catalog images through a regi
   });
 
   it('`catalog render <catalog image>` prints what opm render prints of the same folder, byte for byte', async (t) => {
-    const opm: GoProgram = await opmBinary({ build: process.env.CI !== undefined });
+    const opm: GoProgram = await opmBinary();
     if (!opm.ok) return t.skip(opm.why);
     const ref = `${registry.host}/catalogs/render:v1`;
     expect((await bosun(repo, ['catalog', 'build', 'catalogs/bosun-samples', '-t', ref])).code).toBe(0);

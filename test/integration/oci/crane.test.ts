@@ -1,0 +1,132 @@
+/**
+ * Images Bosun did not build: a bundle image and a catalog image made with crane v0.22.1
+ * (go-containerregistry) alone, from a tar of the folder (`crane append`) and the labels OLM
+ * reads (`crane mutate --label`), in Docker's media types and in OCI's. Bosun reads them unchanged:
+ * bundle pull writes the bundle's files, catalog render prints what it prints of the folder,
+ * catalog publish pins the digest crane reports.
+ */
+import { execFile } from 'node:child_process';
+import { cp, mkdir, readdir, readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { craneBinary } from '../../support/crane.js';
+import { registryAvailable, startRegistry, type TestRegistry } from '../../support/registry.js';
+import { tempDir } from '../../support/temp-dir.js';
+import { repo, runBosun, type Run } from '../../unit/cli/run-bosun.js';
+
+const missing = await registryAvailable();
+const crane = await craneBinary();
+const why = missing ?? (crane.ok ? undefined : crane.why);
+if (why) console.warn(`crane interoperability tests skipped: ${why}`);
+
+const BundlePackageLabel = 'operators.operatorframework.io.bundle.package.v1';
+const ConfigsLabel = 'operators.operatorframework.io.index.configs.v1';
+
+async function filesUnder(dir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const e of await readdir(dir, { recursive: true, withFileTypes: true }))
+    if (e.isFile())
+      out.set(relative(dir, join(e.parentPath, e.name)), await readFile(join(e.parentPath, e.name), 'utf8'));
+  return new Map([...out].sort());
+}
+
+/** Runs a program with no standard input (crane and tar read none; a pipe they never read breaks). */
+function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
+  return new Promise<{ code: number; out: string; stdout: string }>((done) => {
+    const child = execFile(cmd, args, { cwd, env: { ...process.env, ...env } }, (err, stdout, stderr) =>
+      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr, stdout }),
+    );
+    child.stdin?.end();
+  });
+}
+
+const bosun = (cwd: string, ...args: string[]): Promise<Run> =>
+  runBosun(args, { cwd, env: { ...process.env, DOCKER_CONFIG: join(cwd, 'no-docker-config') } });
+
+describe.skipIf(why !== undefined)('bundle and catalog images built with crane alone', () => {
+  let registry: TestRegistry;
+  let work: string;
+  const craneRun = async (...args: string[]) => {
+    if (!crane.ok) throw new Error('unreachable');
+    const r = await run(crane.path, args, work, { DOCKER_CONFIG: join(work, 'no-docker-config') });
+    expect(r.code, r.out).toBe(0);
+    return r.stdout.trim();
+  };
+  /** A tar of `names` below `dir` (GNU tar), pushed as a one-layer image by crane, then labelled. */
+  const craneImage = async (
+    ref: string,
+    dir: string,
+    names: string[],
+    labels: Record<string, string>,
+    oci: boolean,
+  ) => {
+    const tarball = join(work, `${ref.replace(/\W/g, '_')}.tar`);
+    const tarred = await run('tar', ['--sort=name', '-cf', tarball, '-C', dir, ...names], work);
+    expect(tarred.code, tarred.out).toBe(0);
+    await craneRun('append', '-f', tarball, '-t', ref, ...(oci ? ['--oci-empty-base'] : []));
+    const flags = Object.entries(labels).flatMap(([k, v]) => ['--label', `${k}=${v}`]);
+    await craneRun('mutate', ref, ...flags, '-t', ref);
+    return craneRun('digest', ref);
+  };
+
+  beforeAll(async () => {
+    registry = await startRegistry({ kind: 'plain' });
+    work = await tempDir('bosun-crane-');
+  });
+
+  for (const oci of [false, true]) {
+    const kind = oci ? 'OCI' : 'Docker';
+    it(`a bundle image of ${kind} media types is pulled, rendered and published as built`, async () => {
+      const bundle = join(repo, 'bundles/bosun-sample/0.2.1');
+      const annotations = (await readFile(join(bundle, 'metadata/annotations.yaml'), 'utf8'))
+        .split('\n')
+        .map((l) => /^\s+(\S+):\s*(\S+)\s*$/.exec(l))
+        .filter((m) => m !== null)
+        .map((m) => [m[1]!, m[2]!.replace(/^["']|["']$/g, '')] as const);
+      expect(Object.fromEntries(annotations)[BundlePackageLabel]).toBe('bosun-sample');
+      const ref = `${registry.host}/crane/${kind.toLowerCase()}-bundle:0.2.1`;
+      const digest = await craneImage(
+        ref,
+        bundle,
+        ['manifests', 'metadata'],
+        Object.fromEntries(annotations),
+        oci,
+      );
+
+      const dest = join(work, `${kind}-pulled`);
+      const pulled = await bosun(work, 'bundle', 'pull', ref, dest);
+      expect(pulled.code, pulled.stderr).toBe(0);
+      expect(await filesUnder(dest)).toEqual(await filesUnder(bundle));
+
+      const rendered = await bosun(work, 'catalog', 'render', ref, '-o', 'json');
+      expect(rendered.code, rendered.stderr).toBe(0);
+      expect(JSON.parse(rendered.stdout)).toMatchObject({
+        schema: 'olm.bundle',
+        image: ref,
+        name: 'bosun-sample.v0.2.1',
+      });
+
+      const catalog = join(work, `${kind}-catalog`);
+      const published = await bosun(work, 'catalog', 'publish', catalog, ref);
+      expect(published.code, published.stderr).toBe(0);
+      const written = await readFile(join(catalog, 'bosun-sample/catalog.yaml'), 'utf8');
+      expect(written).toContain(`image: ${registry.host}/crane/${kind.toLowerCase()}-bundle@${digest}`);
+    });
+
+    it(`a catalog image of ${kind} media types renders as its folder does`, async () => {
+      const root = join(work, `${kind}-catalog-root`);
+      await mkdir(root);
+      await cp(join(repo, 'catalogs/bosun-samples'), join(root, 'configs'), { recursive: true });
+      const ref = `${registry.host}/crane/${kind.toLowerCase()}-catalog:v1`;
+      await craneImage(ref, root, ['configs'], { [ConfigsLabel]: '/configs' }, oci);
+      const fromImage = await bosun(work, 'catalog', 'render', ref, '-o', 'json');
+      expect(fromImage.code, fromImage.stderr).toBe(0);
+      const fromDir = await bosun(repo, 'catalog', 'render', 'catalogs/bosun-samples', '-o', 'json');
+      expect(fromImage.stdout).toBe(fromDir.stdout);
+      const dest = join(work, `${kind}-catalog-pulled`);
+      const pulled = await bosun(work, 'catalog', 'pull', ref, dest);
+      expect(pulled.code, pulled.stderr).toBe(0);
+      expect(await filesUnder(dest)).toEqual(await filesUnder(join(repo, 'catalogs/bosun-samples')));
+    });
+  }
+});
