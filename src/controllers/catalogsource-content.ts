@@ -74,6 +74,8 @@ export type SyncOutcome =
   | {
       ok: true;
       address?: string;
+      /** A catalog image pinned to the digest read. */
+      image?: string;
       at: number;
       bundles: number;
       packages: number;
@@ -109,7 +111,7 @@ export function catalogSourceStatus(current: CatalogSource, outcome: SyncOutcome
       type: CatalogSourceConditionType.Ready,
       status: 'True',
       reason: CatalogSourceConditionReason.Synced,
-      message: `catalog synced: ${outcome.packages} packages, ${outcome.bundles} bundles`,
+      message: `catalog synced: ${outcome.packages} packages, ${outcome.bundles} bundles${outcome.image ? ` from ${outcome.image}` : ''}`,
     });
   } else {
     status.connectionState = {

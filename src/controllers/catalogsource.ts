@@ -3,7 +3,7 @@
  * registry pods) and reports how that went in the CatalogSource's status.
  *
  * Steps per reconcile (reconcileCatalogSource): fetch with the fetcher of the source's kind
- * (src/catalog/content: configmap, http, a registry server's grpc address; each parses and checks
+ * (src/catalog/content: configmap, http, a registry server's grpc address, a catalog image; each parses and checks
  * what it fetched) → store content and health → write status if it changed → requeue after the
  * poll interval. A failed fetch keeps the last good content in the store (Subscriptions keep
  * resolving against it) but marks the catalog unhealthy, which Subscriptions show as
@@ -139,12 +139,7 @@ function notSupported(cs: CatalogSource, kind: SourceKind): Failure {
   return {
     ok: false,
     reason: CatalogSourceConditionReason.SourceTypeNotSupported,
-    message:
-      kind === SourceKind.Image
-        ? `CatalogSource ${namespace}/${name}: catalog images (spec.image) are not supported yet; ` +
-          'serve the catalog with `opm serve` and give its host:port as spec.address (sourceType grpc), ' +
-          'serve `bosun catalog render <dir> -o json` over HTTP (sourceType http), or put it in a ConfigMap (sourceType configmap)'
-        : `CatalogSource ${namespace}/${name}: sourceType ${cs.spec.sourceType} is not read by this manager`,
+    message: `CatalogSource ${namespace}/${name}: sourceType ${cs.spec.sourceType} is not read by this manager`,
     ...(address !== undefined ? { address } : {}),
   };
 }
@@ -173,11 +168,13 @@ function storeContent(
       fetchedAt: at,
       ...(payloadFile ? { payloadFile } : {}),
     });
-    ctx.log.info({ digest, bundles: config.bundles.length }, 'catalog content loaded');
+    ctx.log.info({ digest, bundles: config.bundles.length, image: fetched.image }, 'catalog content loaded');
+    // A catalog image names the digest it was read at: the tag alone does not say which content.
+    const from = fetched.image ? ` from ${fetched.image}` : '';
     void ctx.events.normal(
       cs,
       'CatalogSynced',
-      `loaded ${config.packages.length} packages, ${config.bundles.length} bundles`,
+      `loaded ${config.packages.length} packages, ${config.bundles.length} bundles${from}`,
     );
   }
   ctx.catalogs.setHealth({ ref, healthy: true, checkedAt: at });
@@ -186,6 +183,7 @@ function storeContent(
     ok: true,
     at,
     address: fetched.address,
+    ...(fetched.image ? { image: fetched.image } : {}),
     packages: config.packages.length,
     bundles: config.bundles.length,
     ...(cm ? { configMap: { ...cm, lastUpdateTime: formatTime(at) } } : {}),

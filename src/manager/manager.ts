@@ -39,6 +39,8 @@ import { catalogBundleContent } from '../catalog/content/bundles.js';
 import { configMapFetcher } from '../catalog/content/configmap.js';
 import type { CatalogFetchers } from '../catalog/content/fetcher.js';
 import { grpcFetcher } from '../catalog/content/grpc.js';
+import { imageFetcher } from '../catalog/content/image.js';
+import { registryAccess } from '../catalog/content/registry-access.js';
 import { httpFetcher } from '../catalog/content/http.js';
 import { MemoryCatalogStore } from '../catalog/content/memory-store.js';
 import { CatalogSpool, sweepStaleSpools } from '../catalog/content/spool.js';
@@ -54,6 +56,9 @@ import { parseYamlOne } from '../bundle/yaml.js';
 import { slimCRD, slimCSV, slimInstallPlan, withoutBookkeeping } from '../controllers/cache-transforms.js';
 import { catalogSourceController } from '../controllers/catalogsource.js';
 import { configMapReader } from '../controllers/catalogsource-configmaps.js';
+import { pullSecretReader } from '../controllers/catalogsource-secrets.js';
+import { registryTransport } from './registry-settings.js';
+import type { TransportOptions } from '../oci/transport.js';
 import {
   type ClusterRole,
   type Controller,
@@ -115,6 +120,11 @@ export interface ManagerOptions {
   routes?: Record<string, () => Promise<{ contentType: string; body: string }>>;
   /** Which controllers to run (default: all of `controllers`); tests run a subset. */
   controllers?: readonly Controller[];
+  /**
+   * How registries are reached (extra CA certificates, registries allowed over plain HTTP);
+   * default: what BOSUN_REGISTRY_CA_FILES and BOSUN_INSECURE_REGISTRIES say (registry-settings.ts).
+   */
+  registry?: TransportOptions;
   /** Concurrent reconciles per controller. */
   concurrency?: number;
   clock?: Clock;
@@ -214,12 +224,19 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     const catalogs = new MemoryCatalogStore(opts.globalNamespace ?? DefaultGlobalNamespace, (file) =>
       catalogSpool.remove(file),
     );
+    // Catalog images: pulled with the CatalogSource's pull Secrets, over the transport the
+    // admin set (registry-settings.ts).
+    const registries = registryAccess({
+      readSecret: pullSecretReader(client),
+      transport: opts.registry ?? (await registryTransport(opts.env)),
+    });
     // One fetcher per kind of source (src/catalog/content/fetcher.ts); a kind without one is
     // reported as not supported.
     const catalogFetchers: CatalogFetchers = {
       configmap: configMapFetcher({ spool: catalogSpool, read: configMapReader(client) }),
       http: httpFetcher({ spool: catalogSpool }),
       grpc: grpcFetcher({ spool: catalogSpool }),
+      image: imageFetcher({ spool: catalogSpool, access: registries }),
     };
     const events = new EventRecorder({
       client,

@@ -1,7 +1,7 @@
 /**
  * The CatalogFetcher port: one CatalogSource in, its catalog content out, or a problem with the
  * reason its status should give. One fetcher per kind of source, each in a file of its own
- * (configmap.ts, http.ts, grpc.ts); the manager builds them and hands the CatalogSource controller
+ * (configmap.ts, http.ts, grpc.ts, image.ts); the manager builds them and hands the CatalogSource controller
  * a registry keyed by kind (CatalogFetchers), so a new kind of source is one new file here and one
  * line in src/manager/manager.ts. Which kind a CatalogSource is, how often it is polled, and what
  * its status and events say stay with the controller.
@@ -28,6 +28,11 @@ export type FetchFailureReason = (typeof FetchFailureReason)[keyof typeof FetchF
 export interface FetchedFrom {
   /** `status.connectionState.address`. */
   address?: string;
+  /**
+   * A catalog image pinned to the digest that was read (`registry/repository@sha256:...`): OLM
+   * has no field for it, so the Ready condition and the CatalogSynced Event say it.
+   */
+  image?: string;
   /** `status.configMapReference`, but for when it was read (the controller's clock says). */
   configMap?: Omit<ConfigMapResourceReference, 'lastUpdateTime'>;
 }

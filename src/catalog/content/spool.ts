@@ -14,8 +14,9 @@
  * file (one being created right now has none yet).
  */
 import { createHash } from 'node:crypto';
-import { createWriteStream, readFileSync } from 'node:fs';
-import { lstat, mkdtemp, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { constants, createWriteStream, readFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { lstat, mkdtemp, open, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -97,6 +98,42 @@ export class CatalogSpool {
     }
     hash.update('\0');
     return { path, digest: `sha256:${hash.digest('hex')}`, parts: [{ name, base: 0, length }] };
+  }
+
+  /**
+   * Copies files on disk (a catalog image's extracted FBC) into one spooled file, in the order
+   * given, each streamed and hashed as writeFiles hashes it, so no file is whole in memory and
+   * the parts name each file in messages. Files are opened without following links.
+   */
+  async copyFiles(ref: CatalogRef, files: readonly { name: string; path: string }[]): Promise<Spooled> {
+    const path = this.nextPath(ref);
+    const hash = createHash('sha256');
+    const parts: FilePart[] = [];
+    let base = 0;
+    const out = createWriteStream(path, { flags: 'wx' });
+    try {
+      for (const f of files) {
+        let length = 0;
+        hash.update(f.name).update('\0');
+        const file = await open(f.path, constants.O_RDONLY | constants.O_NOFOLLOW);
+        for await (const chunk of file.createReadStream() as AsyncIterable<Buffer>) {
+          length += chunk.length;
+          hash.update(chunk);
+          if (!out.write(chunk)) await once(out, 'drain');
+        }
+        hash.update('\0');
+        parts.push({ name: f.name, base, length });
+        base += length;
+      }
+      await new Promise<void>((resolve, reject) =>
+        out.end((err?: Error | null) => (err ? reject(err) : resolve())),
+      );
+    } catch (err) {
+      out.destroy();
+      await this.remove(path);
+      throw err;
+    }
+    return { path, digest: `sha256:${hash.digest('hex')}`, parts };
   }
 
   /** Removes one spooled file; one already gone is fine. */

@@ -6,7 +6,8 @@
  * - store.ts (this file): the CatalogStore port and its types; memory-store.ts, the store;
  * - spool.ts: fetched content kept on disk, so memory holds only what resolution reads;
  * - fetcher.ts: the CatalogFetcher port, with one file per kind of source (configmap.ts,
- *   http.ts, grpc.ts), each turning a CatalogSource into content or a problem with its reason;
+ *   http.ts, grpc.ts, image.ts), each turning a CatalogSource into content or a problem with its
+ *   reason; registry-access.ts, how images are reached with a CatalogSource's pull Secrets;
  * - parse.ts and digest.ts: fetched bytes made a validated catalog, and its digest;
  * - bundles.ts: the BundleContent port, a bundle's manifests as an install reads them.
  * Kubernetes I/O stays with the controllers: a fetcher that reads the cluster is given a function

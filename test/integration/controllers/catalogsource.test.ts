@@ -265,22 +265,6 @@ describe('CatalogSource controller', () => {
     expect(manager.ctx.catalogs.get({ namespace: ns, name: 'broken' })).toBeUndefined();
   });
 
-  it('a grpc source with a catalog image says images are not supported yet', async () => {
-    const ns = await freshNamespace('catsrc');
-    await create(
-      Resources.CatalogSource,
-      ns,
-      catalogSource(ns, 'img', { sourceType: 'grpc', image: 'quay.io/operatorhubio/catalog:latest' }),
-    );
-    const cs = await eventually('a SourceTypeNotSupported condition', async () => {
-      const c = await get<CatalogSource>(Resources.CatalogSource, ns, 'img');
-      return ready(c)?.status === 'False' ? c : undefined;
-    });
-    expect(ready(cs)).toMatchObject({ reason: 'SourceTypeNotSupported' });
-    expect(ready(cs)?.message).toContain('catalog images (spec.image) are not supported yet');
-    expect(cs.status?.connectionState?.address).toBe('quay.io/operatorhubio/catalog:latest');
-  });
-
   it('deleting a CatalogSource drops its content from the store', async () => {
     const ns = await freshNamespace('catsrc');
     await create(ConfigMapResource, ns, {

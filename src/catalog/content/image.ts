@@ -1,0 +1,180 @@
+/**
+ * A catalog image: `sourceType: grpc` with `spec.image`, the CatalogSource almost every OLM user
+ * has. OLM v0 runs the image as a registry pod; Bosun pulls it in-process, as OLM v1's catalogd
+ * does, and no Pod or Job is ever made for it.
+ *
+ * Each fetch resolves the reference to a digest first (one manifest request for a tag; none for
+ * a reference pinned by digest). The store's content is keyed by that digest, so a poll that
+ * finds the same digest pulls and parses nothing. A new digest is pulled (src/catalog/image.ts:
+ * only the folder the `operators.operatorframework.io.index.configs.v1` label names, every layer
+ * verified against its digest and extracted within the catalog limits and the extraction's
+ * checks) into a fresh folder of the spool's, its catalog files streamed into one spooled file
+ * and parsed as any fetched catalog (manifests left on disk until installed), and the folder
+ * removed. Credentials come from the CatalogSource's pull Secrets (registry-access.ts).
+ *
+ * What goes wrong is a value: the registry's side (unreachable, unknown tag or digest, refused
+ * credentials, content that fails its digest, no image for the platform) is RegistryServerError;
+ * the image's side (not a file-based catalog image, an unsafe or oversized layer, FBC that does
+ * not validate) is InvalidCatalog. Each message names the image and the cause, and the
+ * controller keeps the last good content.
+ */
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { CatalogSource } from '../../apis/operators.js';
+import { CatalogImageLabel, ImageKind, imageKindOf, wrongKind } from '../../olm/image-kind.js';
+import type { RegistryClient } from '../../oci/client.js';
+import { DigestMismatchError, LayerEntryError, OciError } from '../../oci/errors.js';
+import { inspectImage } from '../../oci/image-config.js';
+import { DefaultPlatform, type Platform } from '../../oci/manifest.js';
+import { formatReference, type ImageReference, parseReference, withDigest } from '../../oci/reference.js';
+import { formatProblem, type Problem } from '../../util/result.js';
+import { escapeControls } from '../../util/terminal.js';
+import { pullCatalogImage } from '../image.js';
+import { listCatalogFiles } from '../load.js';
+import { type CatalogFetcher, FetchFailureReason, type FetchOutcome } from './fetcher.js';
+import { parseSpooled } from './parse.js';
+import type { RegistryAccess } from './registry-access.js';
+import type { CatalogSpool } from './spool.js';
+import type { CatalogContent } from './store.js';
+
+export function imageFetcher(deps: {
+  spool: Pick<CatalogSpool, 'dir' | 'copyFiles' | 'remove'>;
+  access: RegistryAccess;
+  /** The platform whose image is read from a multi-platform catalog image (linux/amd64). */
+  platform?: Platform;
+}): CatalogFetcher {
+  return {
+    fetch: (source, previous, signal) => fetchImage(deps, source, previous, signal),
+  };
+}
+
+type Deps = Parameters<typeof imageFetcher>[0];
+type Failure = Extract<FetchOutcome, { ok: false }>;
+
+async function fetchImage(
+  deps: Deps,
+  source: CatalogSource,
+  previous: CatalogContent | undefined,
+  signal: AbortSignal,
+): Promise<FetchOutcome> {
+  const address = source.spec.image ?? '';
+  let ref: ImageReference;
+  try {
+    ref = parseReference(address);
+  } catch (err) {
+    return {
+      ok: false,
+      reason: FetchFailureReason.SpecInvalidError,
+      message: `spec.image: ${(err as Error).message}`,
+      address,
+    };
+  }
+  const namespace = source.metadata.namespace ?? '';
+  const opened = await deps.access.clientFor(namespace, source.spec.secrets ?? []);
+  if (!opened.ok)
+    return {
+      ok: false,
+      reason: FetchFailureReason.RegistryServerError,
+      message: `image ${address}: ${opened.message}`,
+      address,
+    };
+  const { client } = opened;
+  try {
+    return await pullAndParse(deps, client, ref, source, previous, signal);
+  } catch (err) {
+    if (!(err instanceof OciError)) throw err;
+    return { ok: false, reason: reasonOf(err), message: messageOf(err, address), address };
+  } finally {
+    await client.close();
+  }
+}
+
+/** The named steps of one fetch: resolve → same digest? → inspect → pull → spool → parse. */
+async function pullAndParse(
+  deps: Deps,
+  client: RegistryClient,
+  ref: ImageReference,
+  source: CatalogSource,
+  previous: CatalogContent | undefined,
+  signal: AbortSignal,
+): Promise<FetchOutcome> {
+  const address = source.spec.image ?? '';
+  // The digest the reference names now: the index's for a multi-platform image, so the store's
+  // digest (and the status) names what the tag points at, whatever the platform.
+  const digest = ref.digest ?? (await client.resolve(ref)).digest;
+  const pinned = formatReference(withDigest({ registry: ref.registry, repository: ref.repository }, digest));
+  if (previous?.digest === digest) return { ok: true, content: previous, address, image: pinned };
+  signal.throwIfAborted();
+
+  // Pinned from here on: a tag moved meanwhile cannot mix two images in one fetch.
+  const at = withDigest(ref, digest);
+  const inspected = await inspectImage(client, at, deps.platform ?? DefaultPlatform);
+  const kind = imageKindOf(inspected.config.labels);
+  if (kind === ImageKind.SqliteCatalog)
+    return invalid(
+      address,
+      `image ${pinned}: is a sqlite catalog image (label ${CatalogImageLabel.Database}), a format OLM deprecated; Bosun reads file-based catalogs: convert it with \`opm migrate\` and \`opm generate dockerfile\``,
+    );
+  if (kind !== ImageKind.Catalog)
+    return invalid(address, `image ${pinned}: ${wrongKind(ImageKind.Catalog, inspected.config.labels)}`);
+  signal.throwIfAborted();
+
+  const dest = join(deps.spool.dir, `image-${randomUUID()}`);
+  try {
+    const pulled = await pullCatalogImage(client, at, dest, {
+      resolved: inspected,
+      ...(deps.platform && { platform: deps.platform }),
+    });
+    const problems: Problem[] = [];
+    const rels = (await listCatalogFiles(pulled.configs, problems)).sort();
+    if (problems.length)
+      return invalid(address, `image ${pinned}: ${problems.slice(0, 5).map(formatProblem).join('; ')}`);
+    const catalog = { namespace: source.metadata.namespace ?? '', name: source.metadata.name ?? '' };
+    const label = inspected.config.labels[CatalogImageLabel.Configs] ?? '';
+    const spooled = await deps.spool.copyFiles(
+      catalog,
+      rels.map((rel) => ({
+        // Problems then name the file as it is in the image: `reg/repo@sha256:...:/configs/etcd/catalog.json`.
+        name: `${pinned}:${join('/', pulled.folder, rel)}`,
+        path: join(pulled.configs, rel),
+      })),
+    );
+    // The store's digest is the image's: what a poll compares before it pulls anything.
+    const parsed = await parseSpooled(
+      deps.spool,
+      { ...spooled, digest },
+      previous,
+      `image ${pinned} (${label})`,
+    );
+    if (!parsed.ok) return invalid(address, parsed.message);
+    return { ok: true, content: parsed.content, address, image: pinned };
+  } finally {
+    await rm(dest, { recursive: true, force: true });
+  }
+}
+
+/** The image's labels, entry names and FBC are its author's text: escaped, so a status or an Event shown in a terminal cannot drive it. */
+function invalid(address: string, message: string): Failure {
+  return { ok: false, reason: FetchFailureReason.InvalidCatalog, message: escapeControls(message), address };
+}
+
+/**
+ * The image's fault or the registry's. A layer entry refused by extraction (a path with `..`, a
+ * link out, a device, a file or image over the limits) or an image that is not a catalog image is
+ * the image's; content that fails its digest is the registry's (it served other bytes than it
+ * named), as is everything that happens on the wire.
+ */
+function reasonOf(err: OciError): FetchFailureReason {
+  if (err instanceof DigestMismatchError) return FetchFailureReason.RegistryServerError;
+  if (err instanceof LayerEntryError) return FetchFailureReason.InvalidCatalog;
+  // pullCatalogImage's own refusals of what the image says (its configs label, the folder it names).
+  if (/does not name a folder|has no folder/.test(err.message)) return FetchFailureReason.InvalidCatalog;
+  return FetchFailureReason.RegistryServerError;
+}
+
+/** The error's message, led by the image as the CatalogSource names it unless it names it already. */
+function messageOf(err: OciError, address: string): string {
+  const message = escapeControls(err.message);
+  return message.includes(address) ? `image ${message}` : `image ${address}: ${message}`;
+}
