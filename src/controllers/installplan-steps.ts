@@ -13,8 +13,18 @@
  * CSV controller re-scopes the RBAC once the namespace has one group.
  */
 import type { BundleDoc } from '../apis/fbc.js';
-import { InstallPlanConditionReason, InstallPlanConditionType } from '../apis/conditions.js';
-import type { ClusterServiceVersion, InstallPlan, InstallPlanCondition } from '../apis/operators.js';
+import {
+  BundleLookupConditionType,
+  InstallPlanConditionReason,
+  InstallPlanConditionType,
+} from '../apis/conditions.js';
+import type {
+  BundleLookup,
+  BundleLookupCondition,
+  ClusterServiceVersion,
+  InstallPlan,
+  InstallPlanCondition,
+} from '../apis/operators.js';
 import {
   type BaseCondition,
   findCondition,
@@ -61,9 +71,18 @@ export type PlannedSteps =
       targets: OperatorGroupTargets;
       /** What the bundles' RBAC would grant beyond the operator: left out, or allowed by the group. */
       rbac: RbacReport;
+      /** The bundle images unpacked for the plan (OLM's status.bundleLookups). */
+      lookups: BundleLookup[];
     }
   | { kind: 'wait'; message: string }
-  | { kind: 'failed'; message: string };
+  | {
+      kind: 'failed';
+      message: string;
+      /** The InstallPlan's reason, when not InstallComponentFailed. */
+      reason?: InstallPlanConditionReason;
+      /** The bundle images looked up, the one that failed saying why. */
+      lookups?: BundleLookup[];
+    };
 
 export type LocatedBundle =
   | { kind: 'found'; bundle: BundleDoc; source: CatalogRef }
@@ -146,6 +165,7 @@ export async function planSteps(ctx: InstallPlanContext, ip: InstallPlan): Promi
   const sources = new Set<string>();
   const installed: InstallableBundle[] = [];
   const rbac: RbacReport = { refused: [], allowed: [] };
+  const lookups: BundleLookup[] = [];
   for (const csvName of ip.spec.clusterServiceVersionNames) {
     const located = locateBundle(ctx.catalogs, ip, csvName);
     if (located.kind !== 'found') return located;
@@ -155,8 +175,33 @@ export async function planSteps(ctx: InstallPlanContext, ip: InstallPlan): Promi
       // Gone since it was located: the catalog changed, and the plan is looked at again when it does.
       if (manifests.reason === BundleContentReason.BundleNotFound)
         return { kind: 'wait', message: manifests.message };
+      // A bundle image that cannot be pulled or is not the bundle fails the plan as OLM fails a
+      // bundle it cannot unpack (InstallCheckFailed, and the lookup's BundleLookupFailed).
+      if (imageFailures.has(manifests.reason)) {
+        const failed = bundleLookup(located, csvName, {
+          type: BundleLookupConditionType.BundleLookupFailed,
+          status: 'True',
+          reason: manifests.reason,
+          message: manifests.message,
+        });
+        return {
+          kind: 'failed',
+          message: manifests.message,
+          reason: InstallPlanConditionReason.InstallCheckFailed,
+          lookups: [...lookups, failed],
+        };
+      }
       throw new Error(manifests.message);
     }
+    if (manifests.value.image)
+      lookups.push(
+        bundleLookup({ ...located, bundle: { ...located.bundle, image: manifests.value.image } }, csvName, {
+          type: BundleLookupConditionType.BundleLookupPending,
+          status: 'False',
+          reason: 'Unpacked',
+          message: `unpacked in-process from ${manifests.value.image}`,
+        }),
+      );
     const decoded = await decoder.decode(manifests.value);
     if (!decoded.ok) return { kind: 'failed', message: decoded.errors.map(formatProblem).join('; ') };
     const replaces = upgradedFrom(ctx, namespace, located, decoded.value.csv);
@@ -183,6 +228,32 @@ export async function planSteps(ctx: InstallPlanContext, ip: InstallPlan): Promi
     bundles: installed,
     targets,
     rbac,
+    lookups,
+  };
+}
+
+const imageFailures: ReadonlySet<string> = new Set([
+  BundleContentReason.BundleImagePullFailed,
+  BundleContentReason.BundleImageInvalid,
+]);
+
+/** OLM's record of a bundle looked up by image: which image, for which CSV, from which catalog. */
+function bundleLookup(
+  located: Extract<LocatedBundle, { kind: 'found' }>,
+  csvName: string,
+  condition: BundleLookupCondition,
+): BundleLookup {
+  return {
+    path: located.bundle.image,
+    identifier: csvName,
+    replaces: '',
+    catalogSourceRef: {
+      apiVersion: 'operators.coreos.com/v1alpha1',
+      kind: 'CatalogSource',
+      namespace: located.source.namespace,
+      name: located.source.name,
+    },
+    conditions: [condition],
   };
 }
 

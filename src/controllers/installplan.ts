@@ -101,7 +101,8 @@ export const installPlanController: Controller<(typeof uses.informers)[number], 
         return { requeueAfter: catalogWaitMs };
       }
       if (planned.kind === 'failed') {
-        await fail(ctx, ip, planned.message);
+        const lookups = planned.lookups ? { bundleLookups: planned.lookups } : {};
+        await fail(ctx, ip, planned.message, undefined, undefined, planned.reason, lookups);
         return;
       }
       if (ip.metadata.annotations?.[RollbackAnnotations.rollbackFrom] !== undefined)
@@ -116,6 +117,7 @@ export const installPlanController: Controller<(typeof uses.informers)[number], 
       if (!ip.spec.approved) {
         await setPlanStatus(ctx, ip, {
           phase: InstallPlanPhase.RequiresApproval,
+          ...lookupsOf(planned),
           plan: planned.steps.map((s) => asStep(s, StepStatus.Unknown)),
           catalogSources: planned.catalogSources,
           conditions: warned,
@@ -168,7 +170,12 @@ class PlanRun {
     // After a restart the CSV may exist already: own everything from the first apply.
     this.steps = ownByExistingCSVs(ctx, this.namespace, planned.steps);
     const startTime = ip.status?.startTime ?? formatTime(ctx.clock.now());
-    this.base = { phase: InstallPlanPhase.Installing, catalogSources: planned.catalogSources, startTime };
+    this.base = {
+      phase: InstallPlanPhase.Installing,
+      catalogSources: planned.catalogSources,
+      startTime,
+      ...lookupsOf(planned),
+    };
     // OLM's record of whom a plan is carried out as.
     if (serviceAccount)
       this.base.attenuatedServiceAccountRef = { apiVersion: 'v1', kind: 'ServiceAccount', ...serviceAccount };
@@ -445,6 +452,11 @@ function asStep(s: InstallStep, status: Step['status']): Step {
   return { resolving: s.resolving, resource, status };
 }
 
+/** The bundle images a plan unpacked, as OLM's status.bundleLookups; nothing when it unpacked none. */
+function lookupsOf(planned: PlannedInstall): Partial<InstallPlanStatus> {
+  return planned.lookups.length ? { bundleLookups: planned.lookups } : {};
+}
+
 async function fail(
   ctx: InstallPlanContext,
   ip: InstallPlan,
@@ -452,8 +464,10 @@ async function fail(
   plan?: Step[],
   conditions = ip.status?.conditions,
   reason: InstallPlanConditionReason = InstallPlanConditionReason.InstallComponentFailed,
+  extra: Partial<InstallPlanStatus> = {},
 ) {
   await setPlanStatus(ctx, ip, {
+    ...extra,
     phase: InstallPlanPhase.Failed,
     message,
     ...(plan ? { plan } : {}),

@@ -8,6 +8,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { KubeObject, ResourceType } from '../apis/meta.js';
 import {
@@ -39,8 +40,11 @@ import { catalogBundleContent } from '../catalog/content/bundles.js';
 import { configMapFetcher } from '../catalog/content/configmap.js';
 import type { CatalogFetchers } from '../catalog/content/fetcher.js';
 import { grpcFetcher } from '../catalog/content/grpc.js';
+import { BundleImageCache } from '../catalog/content/bundle-image-cache.js';
+import { imageBundleContent } from '../catalog/content/bundle-images.js';
 import { imageFetcher } from '../catalog/content/image.js';
 import { registryAccess } from '../catalog/content/registry-access.js';
+import { refKey } from '../catalog/content/store.js';
 import { httpFetcher } from '../catalog/content/http.js';
 import { MemoryCatalogStore } from '../catalog/content/memory-store.js';
 import { CatalogSpool, sweepStaleSpools } from '../catalog/content/spool.js';
@@ -57,7 +61,7 @@ import { slimCRD, slimCSV, slimInstallPlan, withoutBookkeeping } from '../contro
 import { catalogSourceController } from '../controllers/catalogsource.js';
 import { configMapReader } from '../controllers/catalogsource-configmaps.js';
 import { pullSecretReader } from '../controllers/catalogsource-secrets.js';
-import { registryTransport } from './registry-settings.js';
+import { bundleCacheBytes, registryTransport } from './registry-settings.js';
 import type { TransportOptions } from '../oci/transport.js';
 import {
   type ClusterRole,
@@ -224,11 +228,16 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     const catalogs = new MemoryCatalogStore(opts.globalNamespace ?? DefaultGlobalNamespace, (file) =>
       catalogSpool.remove(file),
     );
-    // Catalog images: pulled with the CatalogSource's pull Secrets, over the transport the
-    // admin set (registry-settings.ts).
+    // Catalog and bundle images: pulled with the CatalogSource's pull Secrets, over the
+    // transport the admin set (registry-settings.ts), unpacked bundles kept in the spool folder.
     const registries = registryAccess({
       readSecret: pullSecretReader(client),
       transport: opts.registry ?? (await registryTransport(opts.env)),
+    });
+    const bundleImages = imageBundleContent({
+      access: registries,
+      secretsOf: (ref) => informers.catalogSources.get(refKey(ref))?.spec.secrets ?? [],
+      cache: await BundleImageCache.open(join(catalogSpool.dir, 'bundle-images'), bundleCacheBytes(opts.env)),
     });
     // One fetcher per kind of source (src/catalog/content/fetcher.ts); a kind without one is
     // reported as not supported.
@@ -254,7 +263,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
       informers,
       catalogs,
       catalogFetchers,
-      bundles: catalogBundleContent(catalogs),
+      bundles: catalogBundleContent(catalogs, bundleImages),
       globalNamespace: opts.globalNamespace ?? DefaultGlobalNamespace,
       metrics,
     } as Omit<ControllerContext, 'log'> as ControllerContext;

@@ -6,15 +6,15 @@
  * Today a catalog carries each bundle's manifests inline (`olm.bundle.object`), their text left in
  * the catalog's spooled file (src/catalog/payloads.ts) until a bundle is read: catalogBundleContent
  * finds the bundle in the catalog store and reads them from there. A bundle whose catalog names
- * only its image is where a content that pulls images (by digest, kept on disk) plugs in: it gives
- * the bundle's manifests the same way, each an `olm.bundle.object`, as `opm render` gives them.
+ * only its image has them pulled from it (bundle-images.ts: by digest, kept on disk), given the
+ * same way, each an `olm.bundle.object`, as `opm render` gives them.
  *
  * Finding a bundle and reading its manifests are two steps: `objects` finds it and says what its
  * content is (`digest`) without reading anything, so a reader that keeps what it made of a bundle
  * (the InstallPlan's decoder) reads nothing for content it has seen; `read` reads it.
  */
 import { createHash } from 'node:crypto';
-import type { BundleDoc } from '../../apis/fbc.js';
+import { type BundleDoc, PropertyType } from '../../apis/fbc.js';
 import { payloadOf, withPayloads } from '../payloads.js';
 import type { CatalogRef, CatalogStore } from './store.js';
 
@@ -36,6 +36,10 @@ export const BundleContentReason = {
   BundleNotFound: 'BundleNotFound',
   /** The manifests could not be read: the file they were kept in is gone or was replaced. */
   ManifestsUnreadable: 'ManifestsUnreadable',
+  /** The bundle's image could not be pulled: the registry is unreachable, refused, or does not have it. */
+  BundleImagePullFailed: 'BundleImagePullFailed',
+  /** The bundle's image is not the bundle: not a bundle image, unsafe, unreadable, or another operator's. */
+  BundleImageInvalid: 'BundleImageInvalid',
 } as const;
 export type BundleContentReason = (typeof BundleContentReason)[keyof typeof BundleContentReason];
 
@@ -46,6 +50,8 @@ export type BundleContentOutcome<T> =
 export interface BundleManifests {
   /** Identifies the manifests without reading them: equal digests, equal manifests. */
   digest: string;
+  /** The image the manifests were unpacked from, pinned by digest; none for a catalog's inline manifests. */
+  image?: string;
   /** The bundle document with every manifest's text in it (each `olm.bundle.object` its data). */
   read(): Promise<BundleContentOutcome<BundleDoc>>;
 }
@@ -54,8 +60,22 @@ export interface BundleContent {
   objects(ref: BundleRef): Promise<BundleContentOutcome<BundleManifests>>;
 }
 
-/** The bundles of the catalogs in the store, their manifests read from where the catalog keeps them. */
-export function catalogBundleContent(catalogs: Pick<CatalogStore, 'findBundle'>): BundleContent {
+/** The manifests of bundles the catalog names only by image (bundle-images.ts makes one). */
+export interface ImageBundleContent {
+  /** The manifests of `doc`, a catalog bundle with an image and no inline objects. */
+  manifestsOf(ref: BundleRef, doc: BundleDoc): Promise<BundleContentOutcome<BundleManifests>>;
+}
+
+/**
+ * The bundles of the catalogs in the store, their manifests read from where the catalog keeps
+ * them; with `images`, a bundle whose catalog carries no manifests but names an image has them
+ * pulled from that image (bundle-images.ts). Manifests the catalog carries win: they are what
+ * the catalog's author published, and reading them costs no registry.
+ */
+export function catalogBundleContent(
+  catalogs: Pick<CatalogStore, 'findBundle'>,
+  images?: ImageBundleContent,
+): BundleContent {
   return {
     objects: async (ref) => {
       const bundle = catalogs.findBundle(ref.catalog, ref.name);
@@ -66,6 +86,8 @@ export function catalogBundleContent(catalogs: Pick<CatalogStore, 'findBundle'>)
           message: `bundle ${ref.name} is not in catalog ${ref.catalog.namespace}/${ref.catalog.name}`,
         };
       }
+      const inline = bundle.properties.some((p) => p.type === PropertyType.BundleObject);
+      if (images && !inline && bundle.image) return images.manifestsOf(ref, bundle);
       return { ok: true, value: catalogBundleManifests(bundle) };
     },
   };
