@@ -14,7 +14,6 @@
 import 'reflect-metadata';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { sign } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
@@ -22,6 +21,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll } from 'vitest';
 import { freePort } from '../../src/cluster/ports.js';
+import { aptInstalled } from './apt.js';
 import { serverCertificate, testCA } from './certs.js';
 import { tempDir } from './temp-dir.js';
 
@@ -62,49 +62,13 @@ let installing: Promise<string | undefined> | undefined;
 
 /** Undefined when registries can be started here; otherwise why not and how to fix it. */
 export function registryAvailable(log: (line: string) => void = console.log): Promise<string | undefined> {
-  installing ??= (async () => {
-    if (existsSync(Binary) && existsSync(Htpasswd)) return undefined;
-    if (process.getuid?.() !== 0)
-      return 'the OCI registry tests need Debian`s docker-registry and apache2-utils packages: run `apt-get install docker-registry apache2-utils` as root';
-    log('installing Debian`s docker-registry and apache2-utils packages for the registry tests');
-    try {
-      await apt([
-        'install',
-        '-y',
-        '-qq',
-        '--no-install-recommends',
-        'docker-registry',
-        'apache2-utils',
-      ]).catch(async () => {
-        await apt(['update', '-qq']);
-        await apt(['install', '-y', '-qq', '--no-install-recommends', 'docker-registry', 'apache2-utils']);
-      });
-    } catch (err) {
-      return `apt-get could not install docker-registry and apache2-utils: ${(err as Error).message}`;
-    }
-    return existsSync(Binary) && existsSync(Htpasswd)
-      ? undefined
-      : `apt-get ran, but ${Binary} or ${Htpasswd} is still missing`;
-  })();
+  installing ??= aptInstalled(
+    ['docker-registry', 'apache2-utils'],
+    [Binary, Htpasswd],
+    'the OCI registry tests need',
+    log,
+  );
   return installing;
-}
-
-function apt(args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    // Another apt-get may hold the lock: wait for it rather than fail.
-    const child = spawn('apt-get', ['-o', 'DPkg::Lock::Timeout=600', ...args], {
-      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let tail = '';
-    const keep = (d: Buffer) => (tail = (tail + d.toString()).slice(-4000));
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 ? resolve() : reject(new Error(`apt-get ${args.join(' ')}: ${tail}`)),
-    );
-  });
 }
 
 /** Starts a registry of this kind; stop it with `stop()` (the test file's afterAll). */
