@@ -1,0 +1,299 @@
+/**
+ * The container image, proven without a container engine: the production install laid out as
+ * the Dockerfile's runtime stage lays it out (read from the Dockerfile, test/support/dockerfile.ts),
+ * and its ENTRYPOINT and CMD run under bubblewrap (test/support/image-sandbox.ts) as the image's
+ * numeric user, on a read-only root with only the image's /tmp volume writable, with nothing of a
+ * cluster but what a pod has: the ServiceAccount token and CA at
+ * /var/run/secrets/kubernetes.io/serviceaccount and KUBERNETES_SERVICE_HOST/PORT. The manager
+ * serves /healthz and /readyz, reads a configmap CatalogSource and installs bosun-sample,
+ * writes only below /tmp (anything else fails: the root is read-only, and no EROFS or EACCES may
+ * show in its log), and stops on SIGTERM, as PID 1, within seconds.
+ */
+import { randomBytes } from 'node:crypto';
+import { chmod, lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { CatalogSource, ClusterServiceVersion, Subscription } from '../../../src/apis/operators.js';
+import { freePort } from '../../../src/cluster/ports.js';
+import { serviceAccountDir } from '../../../src/kube/kubeconfig.js';
+import { Builtin } from '../../../src/kube/resources.js';
+import { admitted, parseDockerignore, type RuntimeImage, runtimeImage } from '../../support/dockerfile.js';
+import { type Sandboxed, sandboxUnavailable, startSandboxed } from '../../support/image-sandbox.js';
+import { type Installed, installGlobal, pack, type Packed, repo } from '../../support/production-install.js';
+import { tempDir } from '../../support/temp-dir.js';
+import { adminTls, serviceAccountToken } from '../../support/users.js';
+import {
+  catalogSource,
+  client,
+  ConfigMapResource,
+  create,
+  get,
+  Resources,
+  subscription,
+} from '../controllers/support.js';
+import { installOperatorCrds } from '../kube/helpers.js';
+import { eventually } from '../support.js';
+
+const dockerfile = await readFile(join(repo, 'Dockerfile'), 'utf8');
+const parsed = runtimeImage(dockerfile);
+// A Dockerfile this test cannot reproduce fails it (below); it is not a reason to skip.
+const unavailable = parsed.ok ? await sandboxUnavailable(parsed.value.user.uid) : undefined;
+if (unavailable) console.log(`skipping the image entrypoint test: ${unavailable}`);
+
+/** What the manager may leave in its tmp volume while it runs: Node's compile cache, the spool. */
+const expectedInTmp = /^(node-compile-cache|bosun-catalogs-[A-Za-z0-9]+)$/;
+/** A write the sandbox refused, or any file the install lacks, in the manager's log. */
+const refusedWrite = /EROFS|EACCES|EPERM|read-only file system|permission denied|ERR_MODULE_NOT_FOUND/i;
+
+describe('the Dockerfile', () => {
+  it('describes an image the entrypoint test can lay out and run', () => {
+    expect(parsed.ok ? [] : parsed.errors).toEqual([]);
+  });
+
+  it('builds on the Node that tools/node pins, runs as a numeric non-root user, writes only its /tmp volume', async () => {
+    const image = okImage();
+    const { version } = JSON.parse(await readFile(join(repo, 'tools/node/package.json'), 'utf8'));
+    expect(image.buildBase).toBe(`node:${version}-bookworm`);
+    expect(image.base).toBe(`node:${version}-bookworm-slim`);
+    expect(process.versions.node, 'the tests run on the Node the image has').toBe(version);
+    expect(image.user.uid).not.toBe(0);
+    expect(image.user.gid).not.toBe(0);
+    expect(image.volumes).toEqual(['/tmp']);
+    expect(image.env.TMPDIR).toBe('/tmp');
+    expect(image.env.NODE_ENV).toBe('production');
+    expect(image.env.MALLOC_MMAP_THRESHOLD_, 'set, so the manager does not restart itself').toBeDefined();
+    expect(metricsAddr(image.cmd)).toBe(`0.0.0.0:${image.expose[0]}`);
+  });
+});
+
+describe.skipIf(unavailable !== undefined)('the image’s entrypoint under bubblewrap', () => {
+  let image: RuntimeImage;
+  let packed: Packed;
+  let installed: Installed;
+  let tmp: string;
+  let secrets: string;
+  let ns: string;
+  let port: number;
+  let run: Sandboxed | undefined;
+  let startedAt: number;
+  const figures: Record<string, number> = {};
+  const binding = () => `${ns}-bosun-0`;
+
+  beforeAll(async () => {
+    image = okImage();
+    const dir = await tempDir('bosun-image-');
+    // The image's user must reach the install and the ServiceAccount files, as in the image,
+    // where they belong to root and are readable by all.
+    await chmod(dir, 0o755);
+    packed = await pack(join(dir, 'pack'));
+    installed = await installGlobal(packed.tarball, join(dir, 'prefix'));
+    // The tmp volume: an emptyDir, world-writable with the sticky bit, as /tmp is.
+    tmp = join(dir, 'tmp');
+    await mkdir(tmp);
+    await chmod(tmp, 0o1777);
+    await installOperatorCrds();
+
+    // A namespace of this file's own: freshNamespace's are deleted after each test, and this one
+    // lives through all of them.
+    ns = `image-${randomBytes(4).toString('hex')}`;
+    await create(Builtin.Namespace, '', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    // The pod's ServiceAccount, with a token from the TokenRequest API, as the kubelet mounts it.
+    // cluster-admin for now: the least-privilege ClusterRole is another step of issue 23.
+    const token = await serviceAccountToken(client(), ns, 'bosun', [{ role: 'cluster-admin' }]);
+    const tls = await adminTls(inject('kubeconfig'));
+    secrets = join(dir, 'serviceaccount');
+    await mkdir(secrets, { mode: 0o755 });
+    await writeFile(join(secrets, 'token'), token, { mode: 0o644 });
+    await writeFile(join(secrets, 'ca.crt'), tls.ca ?? '', { mode: 0o644 });
+    await writeFile(join(secrets, 'namespace'), ns, { mode: 0o644 });
+
+    // What the manager should find when it starts: the sample catalog in a ConfigMap, and a
+    // Subscription to bosun-sample in a namespace with an OperatorGroup.
+    await create(ConfigMapResource, ns, {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'samples' },
+      data: {
+        'catalog.yaml': await readFile(
+          join(repo, 'catalogs/bosun-samples/bosun-sample/catalog.yaml'),
+          'utf8',
+        ),
+      },
+    } as never);
+    await create(
+      Resources.CatalogSource,
+      ns,
+      catalogSource(ns, 'samples', { sourceType: 'configmap', configMap: 'samples' }),
+    );
+    await create(Resources.OperatorGroup, ns, {
+      apiVersion: 'operators.coreos.com/v1',
+      kind: 'OperatorGroup',
+      metadata: { name: 'og', namespace: ns },
+      spec: { targetNamespaces: [ns] },
+    });
+    await create(
+      Resources.Subscription,
+      ns,
+      subscription(ns, 'bosun-sample', { name: 'bosun-sample', source: 'samples', channel: 'stable' }),
+    );
+
+    const server = new URL(tls.server);
+    port = await freePort();
+    startedAt = performance.now();
+    run = startSandboxed({
+      image,
+      installed: installed.prefix,
+      node: process.execPath,
+      volumes: { '/tmp': tmp },
+      mounts: { [serviceAccountDir]: secrets },
+      env: { KUBERNETES_SERVICE_HOST: server.hostname, KUBERNETES_SERVICE_PORT: server.port },
+      // The image's CMD, on a free port: other tests on this machine may hold 8080.
+      args: image.cmd.map((a) => a.replace(/^(--metrics-addr=0\.0\.0\.0:)\d+$/, `$1${port}`)),
+    });
+  }, 1_200_000);
+
+  afterAll(async () => {
+    if (run && run.bwrap.exitCode === null) run.bwrap.kill('SIGKILL');
+    for (const path of [
+      `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${binding()}`,
+      `/api/v1/namespaces/${ns}`,
+    ])
+      await client()
+        .request({ method: 'DELETE', path })
+        .catch(() => undefined);
+    if (Object.keys(figures).length > 0) console.log(`image entrypoint figures: ${JSON.stringify(figures)}`);
+  });
+
+  const url = (path: string) => `http://127.0.0.1:${port}${path}`;
+  const status = (path: string) =>
+    fetch(url(path), { signal: AbortSignal.timeout(2_000) }).then(
+      (r) => r.status,
+      () => undefined,
+    );
+  /** Fails at once, with the manager's output, if it has exited. */
+  const alive = () => {
+    if (run!.bwrap.exitCode !== null)
+      throw new Error(`the entrypoint exited (${run!.bwrap.exitCode}):\n${run!.stderr()}\n${run!.stdout()}`);
+  };
+
+  it('serves /healthz, then /readyz once its caches are synced', async () => {
+    await eventually(
+      '/healthz to answer 200',
+      async () => (alive(), (await status('/healthz')) === 200 || undefined),
+    );
+    figures.healthzMs = Math.round(performance.now() - startedAt);
+    await eventually(
+      '/readyz to answer 200',
+      async () => (alive(), (await status('/readyz')) === 200 || undefined),
+    );
+    figures.readyzMs = Math.round(performance.now() - startedAt);
+  });
+
+  it('reconciles with the in-cluster ServiceAccount: the configmap CatalogSource becomes READY', async () => {
+    await eventually('the CatalogSource to be READY', async () => {
+      alive();
+      const cs = await get<CatalogSource>(Resources.CatalogSource, ns, 'samples');
+      return cs?.status?.connectionState?.lastObservedState === 'READY' || undefined;
+    });
+    figures.catalogReadyMs = Math.round(performance.now() - startedAt);
+    // The catalog is spooled where TMPDIR says, in the volume.
+    expect((await readdir(tmp)).filter((n) => n.startsWith('bosun-catalogs-'))).toHaveLength(1);
+  });
+
+  it('installs bosun-sample for the Subscription: its CSV Succeeded', async () => {
+    let seen: unknown;
+    const csv = await eventually(
+      'the CSV of bosun-sample to succeed',
+      async () => {
+        alive();
+        const sub = await get<Subscription>(Resources.Subscription, ns, 'bosun-sample');
+        const name = sub?.status?.installedCSV ?? sub?.status?.currentCSV;
+        const c = name
+          ? await get<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns, name)
+          : undefined;
+        seen = { subscription: sub?.status, csv: c?.status };
+        return c?.status?.phase === 'Succeeded' ? c : undefined;
+      },
+      120_000,
+    ).catch((err: Error) => {
+      // What the manager saw and did, to tell a sandbox problem from an install problem.
+      throw new Error(
+        `${err.message}\nlast seen: ${JSON.stringify(seen)}\nmanager: ${run!.stdout().slice(-4000)}`,
+      );
+    });
+    figures.csvSucceededMs = Math.round(performance.now() - startedAt);
+    expect(csv.metadata?.name).toBe('bosun-sample.v0.2.1');
+  });
+
+  it('runs as the image’s user, PID 1 of its own namespace, writing only its tmp volume', async () => {
+    const pid = await run!.pid;
+    const procStatus = await readFile(`/proc/${pid}/status`, 'utf8');
+    const { uid, gid } = image.user;
+    expect(procStatus).toMatch(new RegExp(`^Uid:\\t${uid}\\t${uid}\\t${uid}\\t${uid}$`, 'm'));
+    expect(procStatus).toMatch(new RegExp(`^Gid:\\t${gid}\\t${gid}\\t${gid}\\t${gid}$`, 'm'));
+    expect(procStatus).toMatch(/^NSpid:\t\d+\t1$/m);
+    expect(procStatus, 'no capabilities').toMatch(/^CapEff:\t0+$/m);
+    const names = await readdir(tmp);
+    expect(names.filter((n) => !expectedInTmp.test(n))).toEqual([]);
+    // Node's compile cache is on (bin/bosun.js) and went to the volume, not elsewhere.
+    expect(names).toContain('node-compile-cache');
+    for (const f of await walk(tmp)) expect((await lstat(f)).uid, relative(tmp, f)).toBe(uid);
+    expect(`${run!.stdout()}\n${run!.stderr()}`).not.toMatch(refusedWrite);
+  });
+
+  it('stops on SIGTERM within a few seconds, exit code 0, leaving only the compile cache', async () => {
+    const pid = await run!.pid;
+    const t0 = performance.now();
+    process.kill(pid, 'SIGTERM');
+    const code = await Promise.race([
+      run!.exited,
+      new Promise<'late'>((r) => setTimeout(() => r('late'), 10_000)),
+    ]);
+    figures.sigtermToExitMs = Math.round(performance.now() - t0);
+    expect(code, run!.stderr()).toBe(0);
+    expect(figures.sigtermToExitMs).toBeLessThan(5_000);
+    expect(await readdir(tmp)).toEqual(['node-compile-cache']);
+    expect(`${run!.stdout()}\n${run!.stderr()}`).not.toMatch(refusedWrite);
+    expect(run!.stdout()).toContain('"msg":"manager stopped"');
+  });
+
+  it('packs in its build stage what the test packs: every packaged file but dist/ is copied in and not ignored', async () => {
+    const ignore = parseDockerignore(await readFile(join(repo, '.dockerignore'), 'utf8'));
+    expect(ignore.ok ? [] : ignore.errors).toEqual([]);
+    if (!ignore.ok) return;
+    // dist/ is built in the build stage from what it copies: the sources and build configuration.
+    const sources = packed.files.filter((f) => !f.startsWith('dist/'));
+    expect(sources.length).toBeGreaterThan(10);
+    const copied = [...dockerfile.matchAll(/^COPY (?!--)(.+) \S+$/gm)].flatMap((m) => m[1]!.split(/\s+/));
+    expect(copied).toEqual(expect.arrayContaining(['src', 'tsconfig.json', 'package-lock.json']));
+    const underCopied = (f: string) => copied.some((c) => f === c || f.startsWith(`${c}/`));
+    expect(
+      sources.filter((f) => !underCopied(f)),
+      'packaged files the build stage does not copy',
+    ).toEqual([]);
+    expect(
+      [...sources, ...copied].filter((f) => !admitted(ignore.value, f)),
+      'files .dockerignore keeps out of the build',
+    ).toEqual([]);
+  });
+});
+
+function okImage(): RuntimeImage {
+  if (!parsed.ok) throw new Error(`the Dockerfile cannot be reproduced here:\n${parsed.errors.join('\n')}`);
+  return parsed.value;
+}
+
+function metricsAddr(args: string[]): string | undefined {
+  return args.find((a) => a.startsWith('--metrics-addr='))?.slice('--metrics-addr='.length);
+}
+
+/** Every file and folder below `dir`. */
+async function walk(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    out.push(p);
+    if (e.isDirectory()) out.push(...(await walk(p)));
+  }
+  return out;
+}
