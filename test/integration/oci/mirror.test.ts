@@ -231,4 +231,31 @@ describe.skipIf(missing !== undefined)('catalog mirror', () => {
       await source.start();
     }
   });
+
+  it('mirrors into a registry that asks for credentials, with those of the Docker config', async () => {
+    const guarded = await startRegistry({ kind: 'basic', username: 'mirror', password: 'pw' });
+    const config = await tempDir('bosun-mirror-docker-');
+    const auth = Buffer.from('mirror:pw').toString('base64');
+    await writeFile(join(config, 'config.json'), JSON.stringify({ auths: { [guarded.host]: { auth } } }));
+    const env = { ...process.env, DOCKER_CONFIG: config };
+    const args = ['catalog', 'mirror', `${source.host}/catalogs/sample:v1`, `${guarded.host}/m`];
+    const refused = await runBosun(args, {
+      cwd: work,
+      env: { ...process.env, DOCKER_CONFIG: join(work, 'none') },
+    });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/asks for credentials and none are configured/);
+    const r = await runBosun([...args, '--output', 'json'], { cwd: work, env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(json(r).blobs.uploaded).toBeGreaterThanOrEqual(8);
+    const rendered = await runBosun(
+      ['catalog', 'render', `${guarded.host}/m/catalogs/sample:v1`, '-o', 'json'],
+      {
+        cwd: work,
+        env,
+      },
+    );
+    expect(rendered.code, rendered.stderr).toBe(0);
+    for (const d of bundleDocs(rendered)) expect(d.image.startsWith(`${guarded.host}/m/`)).toBe(true);
+  });
 });
