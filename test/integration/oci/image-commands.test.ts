@@ -16,6 +16,7 @@ import { parseReference } from '../../../src/oci/reference.js';
 import type { GoProgram } from '../../support/go-tool.js';
 import { opmBinary, run } from '../../support/opm.js';
 import { registryAvailable, startRegistry, type TestRegistry } from '../../support/registry.js';
+import { gzipLayer, imageOf, type TarEntry } from '../../support/oci-images.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { json, repo, runBosun, type Run } from '../../unit/cli/run-bosun.js';
 
@@ -317,6 +318,102 @@ describe.skipIf(missing !== undefined)('bundle and catalog images through a regi
       expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
       // eslint-disable-next-line no-control-regex -- the characters under test
       expect(r.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    });
+
+    describe('a hostile layer is refused, naming the image and the entry, with nothing written anywhere', () => {
+      const bundleLabels = { 'operators.operatorframework.io.bundle.package.v1': 'p' };
+      const catalogLabels = { 'operators.operatorframework.io.index.configs.v1': '/configs' };
+      const attacks: [string, (root: string) => TarEntry[], RegExp][] = [
+        ['a path climbing out with ..', (r) => [{ path: `${r}/../../escape.yaml`, data: 'x' }], /\.\./],
+        ['an absolute path', (r) => [{ path: `/${r}/abs.yaml`, data: 'x' }], /absolute/],
+        [
+          'a symlink leading out of the image',
+          (r) => [{ path: `${r}/link.yaml`, type: 'symlink', linkpath: '/etc/passwd' }],
+          /link/,
+        ],
+        [
+          'a file written through a symlink an earlier entry made',
+          (r) => [
+            { path: `${r}/`, type: 'dir' },
+            { path: `${r}/sub`, type: 'symlink', linkpath: '.' },
+            { path: `${r}/sub/through.yaml`, data: 'x' },
+          ],
+          /link/,
+        ],
+        [
+          'a hard link to a file outside',
+          (r) => [{ path: `${r}/hard.yaml`, type: 'link', linkpath: '/etc/passwd' }],
+          /link/,
+        ],
+        ['a device file', (r) => [{ path: `${r}/dev`, type: 'char' }], /device|char/],
+      ];
+      for (const [what, entries, why] of attacks) {
+        it(what, async () => {
+          const client = new RegistryClient();
+          const slug = what.replace(/\W+/g, '-').replace(/-+$/, '');
+          const push = async (repository: string, root: string, labels: Record<string, string>) => {
+            const layer = gzipLayer(entries(root));
+            const image = imageOf([layer], { labels });
+            const ref = parseReference(`${registry.host}/${repository}:v1`);
+            for (const blob of [image.config, layer])
+              await client.pushBlob(ref, { ...blob.descriptor, data: blob.data });
+            await client.pushManifest(ref, image.manifest, image.mediaType, 'v1');
+            return { ref: `${registry.host}/${repository}:v1` };
+          };
+          const bundle = await push(`hostile-bundle/${slug}`, 'manifests', bundleLabels);
+          const catalog = await push(`hostile-catalog/${slug}`, 'configs', catalogLabels);
+          await client.close();
+          const dest = join(work, `hostile-${slug}`);
+          refused(
+            await bosun(work, ['bundle', 'pull', bundle.ref, dest]),
+            `${registry.host}/hostile-bundle/${slug}`,
+            // The entry; the layer too, when extraction refuses it (a symlink is refused after).
+            'manifests/',
+            why,
+          );
+          refused(
+            await bosun(work, ['catalog', 'pull', catalog.ref, dest]),
+            `${registry.host}/hostile-catalog/${slug}`,
+            'configs/',
+            why,
+          );
+          refused(
+            await bosun(work, ['catalog', 'render', catalog.ref]),
+            `${registry.host}/hostile-catalog/${slug}`,
+            'configs/',
+            why,
+          );
+          refused(
+            await bosun(work, ['catalog', 'publish', join(work, `hostile-cat-${slug}`), bundle.ref]),
+            `${registry.host}/hostile-bundle/${slug}`,
+            'manifests/',
+            why,
+          );
+          expect(existsSync(dest)).toBe(false);
+          expect(existsSync(join(work, `hostile-cat-${slug}`))).toBe(false);
+          expect(existsSync(join(work, 'escape.yaml'))).toBe(false);
+          expect((await readdir(work)).filter((f) => f.endsWith('.partial'))).toEqual([]);
+        });
+      }
+
+      it('a bundle file past the bundle limit, however well it compresses', async () => {
+        const client = new RegistryClient();
+        const layer = gzipLayer([{ path: 'manifests/bomb.yaml', data: Buffer.alloc(17 * 1024 * 1024) }]);
+        const image = imageOf([layer], { labels: bundleLabels });
+        const ref = parseReference(`${registry.host}/hostile-bundle/bomb:v1`);
+        for (const blob of [image.config, layer])
+          await client.pushBlob(ref, { ...blob.descriptor, data: blob.data });
+        await client.pushManifest(ref, image.manifest, image.mediaType, 'v1');
+        await client.close();
+        expect(layer.descriptor.size).toBeLessThan(100_000);
+        const dest = join(work, 'hostile-bomb');
+        refused(
+          await bosun(work, ['bundle', 'pull', `${registry.host}/hostile-bundle/bomb:v1`, dest]),
+          layer.descriptor.digest,
+          /manifests\/bomb.yaml/,
+        );
+        expect(existsSync(dest)).toBe(false);
+      });
     });
 
     it('a path that is neither a folder nor an image is named as a missing path, not looked up in a registry', async () => {
