@@ -16,6 +16,7 @@ import { countSummary, displayPath, emitReport, outputMode, outputOption } from 
 import {
   imageArgument,
   layoutArgument,
+  layoutImage,
   layoutToRead,
   layoutToWrite,
   registryClient,
@@ -105,10 +106,11 @@ export function layoutPushCommand(kind: Exclude<ImageKind, 'unknown'>, noun: 'bu
   return {
     name: 'push',
     summary: `Push a ${noun} image from an OCI image layout to a registry`,
-    usage: '<layout-dir>[:tag] <ref>',
+    usage: '<layout-dir>[:tag|@digest] <ref>',
     description:
-      `Copies the ${noun} image tagged <tag> (default latest) in an OCI image layout folder, as\n` +
-      `\`bosun ${noun} build --oci-layout\`, skopeo or crane write one, to the registry reference <ref>:\n` +
+      `Copies the ${noun} image tagged <tag> (default: latest, or the layout's only image) or of the\n` +
+      `digest given as <layout-dir>@sha256:..., in an OCI image layout folder (\`bosun ${noun} build\n` +
+      `--oci-layout\` writes one, so does \`crane pull --format oci\`), to the registry reference <ref>:\n` +
       'the same manifest, config and layers, so the same digest. Blobs the registry has are not sent\n' +
       `again. An image that is not a ${noun} image (its labels say so) is refused. To build and push in\n` +
       `one step, use \`bosun ${noun} build <dir> -t <ref>\`.`,
@@ -119,23 +121,19 @@ export function layoutPushCommand(kind: Exclude<ImageKind, 'unknown'>, noun: 'bu
       const source = layoutArgument(ctx, positionals[0]!);
       const ref = imageArgument(positionals[1]!, '<ref>');
       const layout = await layoutToRead(source.dir);
-      const top = await layout.find(source.tag);
+      const selector = await layoutImage(layout, source);
+      const top = await layout.find(selector);
+      const shown = `${displayPath(ctx, source.dir)}${selector.startsWith('sha256:') ? '@' : ':'}${selector}`;
       for (const labels of await layoutLabels(layout, top))
-        if (imageKindOf(labels) !== kind)
-          throw new OciError(`${displayPath(ctx, source.dir)}:${source.tag}: ${wrongKind(kind, labels)}`);
+        if (imageKindOf(labels) !== kind) throw new OciError(`${shown}: ${wrongKind(kind, labels)}`);
       const client = await registryClient(ctx, values);
       try {
-        const digest = await pushFromLayout(client, layout, source.tag, ref, {
+        const digest = await pushFromLayout(client, layout, selector, ref, {
           maxBlobBytes: MaxLayoutBlobBytes,
         });
         const pushed = `${formatReference(ref)}@${digest}`;
         const report = { ok: true, packages: 0, bundles: 0, errors: [], warnings: [], pushed, digest };
-        return emitReport(
-          ctx,
-          mode,
-          report,
-          `pushed ${displayPath(ctx, source.dir)}:${source.tag} as ${pushed}${countSummary(report)}`,
-        );
+        return emitReport(ctx, mode, report, `pushed ${shown} as ${pushed}${countSummary(report)}`);
       } finally {
         await client.close();
       }

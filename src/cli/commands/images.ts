@@ -9,7 +9,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { RegistryClient } from '../../oci/client.js';
 import { dockerConfigPath, loadDockerConfig } from '../../oci/docker-config.js';
-import { ImageLayout } from '../../oci/layout.js';
+import { ImageLayout, RefNameAnnotation } from '../../oci/layout.js';
 import { DefaultPlatform, parsePlatform, type Platform } from '../../oci/manifest.js';
 import { type ImageReference, parseReference } from '../../oci/reference.js';
 import { parseImageReference } from '../../olm/image-reference.js';
@@ -92,8 +92,16 @@ export function namesImage(ctx: CommandContext, text: string): boolean {
   return text.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost');
 }
 
-/** `--oci-layout <dir>[:tag]`: the folder and the tag (`latest` when none is given). */
-export function layoutArgument(ctx: CommandContext, text: string): { dir: string; tag: string } {
+/**
+ * `<dir>[:tag]` or `<dir>@sha256:<hex>`: the folder, and the tag or digest that picks the image
+ * (`latest` when none is given; `given` says whether one was).
+ */
+export function layoutArgument(
+  ctx: CommandContext,
+  text: string,
+): { dir: string; tag: string; given: boolean } {
+  const at = /@(sha256:[0-9a-f]{64})$/.exec(text);
+  if (at) return { dir: argPath(ctx, text.slice(0, at.index)), tag: at[1]!, given: true };
   const colon = text.lastIndexOf(':');
   // A colon before the last slash belongs to the path, not to a tag.
   const hasTag = colon > text.lastIndexOf('/') && colon > 0;
@@ -101,7 +109,25 @@ export function layoutArgument(ctx: CommandContext, text: string): { dir: string
   const tag = hasTag ? text.slice(colon + 1) : 'latest';
   if (!/^[\w][\w.-]{0,127}$/.test(tag))
     throw new UsageError(`--oci-layout: "${tag}" is not a tag (letters, digits, _, . and -, at most 128)`);
-  return { dir: argPath(ctx, dir), tag };
+  return { dir: argPath(ctx, dir), tag, given: hasTag };
+}
+
+/**
+ * The image of a layout to read: the one `source` names; without a tag, `latest`, or else the
+ * layout's only image (crane and skopeo write layouts whose images have no tag).
+ */
+export async function layoutImage(
+  layout: ImageLayout,
+  source: { dir: string; tag: string; given: boolean },
+): Promise<string> {
+  if (source.given) return source.tag;
+  const manifests = (await layout.index()).manifests;
+  if (manifests.some((m) => m.annotations?.[RefNameAnnotation] === source.tag)) return source.tag;
+  if (manifests.length === 1) return manifests[0]!.digest;
+  const names = manifests.map((m) => m.annotations?.[RefNameAnnotation] ?? m.digest);
+  throw new UsageError(
+    `${source.dir}: the layout holds ${manifests.length} images and none is tagged latest; name one as <dir>:<tag> or <dir>@<digest> (${names.slice(0, 10).join(', ')})`,
+  );
 }
 
 /**

@@ -129,4 +129,33 @@ describe.skipIf(why !== undefined)('bundle and catalog images built with crane a
       expect(await filesUnder(dest)).toEqual(await filesUnder(join(repo, 'catalogs/bosun-samples')));
     });
   }
+
+  it('an OCI layout crane writes, whose image has no tag, is pushed by bundle push as the same digest', async () => {
+    const ref = `${registry.host}/crane/layout-source:v1`;
+    const built = await bosun(
+      repo,
+      'bundle',
+      'build',
+      'bundles/bosun-sample/0.1.0',
+      '-t',
+      ref,
+      '--output',
+      'json',
+    );
+    expect(built.code, built.stderr).toBe(0);
+    const digest = (JSON.parse(built.stdout) as { digest: string }).digest;
+    const layout = join(work, 'crane-layout');
+    await craneRun('pull', '--format', 'oci', ref, layout);
+    for (const [source, target] of [
+      [layout, 'by-default'],
+      [`${layout}@${digest}`, 'by-digest'],
+    ] as const) {
+      const pushed = await bosun(work, 'bundle', 'push', source, `${registry.host}/crane/${target}:v1`);
+      expect(pushed.code, pushed.stderr).toBe(0);
+      expect(pushed.stdout).toContain(`${registry.host}/crane/${target}:v1@${digest}`);
+    }
+    const wrong = await bosun(work, 'catalog', 'push', layout, `${registry.host}/crane/wrong:v1`);
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toMatch(/is a registry\+v1 bundle image/);
+  });
 });
