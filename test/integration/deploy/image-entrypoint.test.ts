@@ -9,6 +9,7 @@
  * writes only below /tmp (anything else fails: the root is read-only, and no EROFS or EACCES may
  * show in its log), and stops on SIGTERM, as PID 1, within seconds.
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -87,6 +88,11 @@ describe.skipIf(unavailable !== undefined)('the image’s entrypoint under bubbl
     await chmod(dir, 0o755);
     packed = await pack(join(dir, 'pack'));
     installed = await installGlobal(packed.tarball, join(dir, 'prefix'));
+    // What the image's runtime stage adds to its base: the production install.
+    figures.installFiles = (await walk(installed.prefix)).length;
+    figures.installDiskKiB = Number(
+      execFileSync('du', ['-sk', installed.prefix], { encoding: 'utf8' }).split('\t')[0],
+    );
     // The tmp volume: an emptyDir, world-writable with the sticky bit, as /tmp is.
     tmp = join(dir, 'tmp');
     await mkdir(tmp);
@@ -170,28 +176,26 @@ describe.skipIf(unavailable !== undefined)('the image’s entrypoint under bubbl
       (r) => r.status,
       () => undefined,
     );
-  /** Fails at once, with the manager's output, if it has exited. */
-  const alive = () => {
-    if (run!.bwrap.exitCode !== null)
-      throw new Error(`the entrypoint exited (${run!.bwrap.exitCode}):\n${run!.stderr()}\n${run!.stdout()}`);
-  };
+  /** `eventually`, failing at once, with the manager's output, when the entrypoint exits first. */
+  const whileRunning = <T>(what: string, check: () => Promise<T | undefined>, timeoutMs?: number) =>
+    Promise.race([
+      eventually(what, check, timeoutMs),
+      run!.exited.then((code): never => {
+        throw new Error(
+          `waiting for ${what}: the entrypoint exited (${code}):\n${run!.stderr()}\n${run!.stdout()}`,
+        );
+      }),
+    ]);
 
   it('serves /healthz, then /readyz once its caches are synced', async () => {
-    await eventually(
-      '/healthz to answer 200',
-      async () => (alive(), (await status('/healthz')) === 200 || undefined),
-    );
+    await whileRunning('/healthz to answer 200', async () => (await status('/healthz')) === 200 || undefined);
     figures.healthzMs = Math.round(performance.now() - startedAt);
-    await eventually(
-      '/readyz to answer 200',
-      async () => (alive(), (await status('/readyz')) === 200 || undefined),
-    );
+    await whileRunning('/readyz to answer 200', async () => (await status('/readyz')) === 200 || undefined);
     figures.readyzMs = Math.round(performance.now() - startedAt);
   });
 
   it('reconciles with the in-cluster ServiceAccount: the configmap CatalogSource becomes READY', async () => {
-    await eventually('the CatalogSource to be READY', async () => {
-      alive();
+    await whileRunning('the CatalogSource to be READY', async () => {
       const cs = await get<CatalogSource>(Resources.CatalogSource, ns, 'samples');
       return cs?.status?.connectionState?.lastObservedState === 'READY' || undefined;
     });
@@ -202,10 +206,9 @@ describe.skipIf(unavailable !== undefined)('the image’s entrypoint under bubbl
 
   it('installs bosun-sample for the Subscription: its CSV Succeeded', async () => {
     let seen: unknown;
-    const csv = await eventually(
+    const csv = await whileRunning(
       'the CSV of bosun-sample to succeed',
       async () => {
-        alive();
         const sub = await get<Subscription>(Resources.Subscription, ns, 'bosun-sample');
         const name = sub?.status?.installedCSV ?? sub?.status?.currentCSV;
         const c = name
@@ -287,7 +290,7 @@ function metricsAddr(args: string[]): string | undefined {
   return args.find((a) => a.startsWith('--metrics-addr='))?.slice('--metrics-addr='.length);
 }
 
-/** Every file and folder below `dir`. */
+/** Every file, folder and link below `dir`. */
 async function walk(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (const e of await readdir(dir, { withFileTypes: true })) {
