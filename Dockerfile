@@ -32,8 +32,10 @@ COPY tools/controlplane tools/controlplane
 # tarball installed with `npm install -g` into a prefix of its own. Unlike `npm ci --omit=dev` in
 # this folder, it holds exactly the package's `files` and its production dependencies, with no
 # sources or build configuration beside them, and the test can make the same install.
+# --ignore-scripts: no dependency's install script runs (npm 11 no longer runs them for global
+# installs unless allowed, so the install the test makes has none either, and Bosun needs none).
 RUN npm pack --pack-destination /pack \
- && npm install -g --prefix /opt/bosun /pack/bosun-*.tgz --no-audit --no-fund
+ && npm install -g --prefix /opt/bosun /pack/bosun-*.tgz --ignore-scripts --no-audit --no-fund
 
 FROM node:24.21.0-bookworm-slim
 COPY --from=build /opt/bosun /opt/bosun

@@ -200,6 +200,8 @@ describe.skipIf(unavailable !== undefined)('the image’s entrypoint under bubbl
       return cs?.status?.connectionState?.lastObservedState === 'READY' || undefined;
     });
     figures.catalogReadyMs = Math.round(performance.now() - startedAt);
+    // With the ServiceAccount's token and CA, as client-go's InClusterConfig reads them.
+    expect(run!.stdout()).toMatch(/"kubeconfig":"in-cluster","msg":"connected to cluster"/);
     // The catalog is spooled where TMPDIR says, in the volume.
     expect((await readdir(tmp)).filter((n) => n.startsWith('bosun-catalogs-'))).toHaveLength(1);
   });
