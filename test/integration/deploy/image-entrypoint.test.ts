@@ -21,6 +21,7 @@ import { Builtin } from '../../../src/kube/resources.js';
 import { admitted, parseDockerignore, type RuntimeImage, runtimeImage } from '../../support/dockerfile.js';
 import { type Sandboxed, sandboxUnavailable, startSandboxed } from '../../support/image-sandbox.js';
 import { type Installed, installGlobal, pack, type Packed, repo } from '../../support/production-install.js';
+import { namespaceFor, planPackages, subscribe } from '../../support/corpus-install.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { adminTls, serviceAccountToken } from '../../support/users.js';
 import {
@@ -30,10 +31,14 @@ import {
   create,
   get,
   Resources,
+  serveCorpusCatalog,
   subscription,
 } from '../controllers/support.js';
 import { installOperatorCrds } from '../kube/helpers.js';
 import { eventually } from '../support.js';
+
+const corpus = process.env.BOSUN_CORPUS_DIR;
+if (!corpus) console.log('image entrypoint test: the corpus part is skipped, set BOSUN_CORPUS_DIR to run it');
 
 const dockerfile = await readFile(join(repo, 'Dockerfile'), 'utf8');
 const parsed = runtimeImage(dockerfile);
@@ -78,6 +83,8 @@ describe.skipIf(unavailable !== undefined)('the image’s entrypoint under bubbl
   let run: Sandboxed | undefined;
   let startedAt: number;
   const figures: Record<string, number> = {};
+  /** What afterAll removes: API paths to delete, servers to close. */
+  const cleanUp: (string | { close(): void })[] = [];
   const binding = () => `${ns}-bosun-0`;
 
   beforeAll(async () => {
@@ -160,13 +167,17 @@ describe.skipIf(unavailable !== undefined)('the image’s entrypoint under bubbl
 
   afterAll(async () => {
     if (run && run.bwrap.exitCode === null) run.bwrap.kill('SIGKILL');
-    for (const path of [
+    for (const c of [
       `/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${binding()}`,
       `/api/v1/namespaces/${ns}`,
-    ])
-      await client()
-        .request({ method: 'DELETE', path })
-        .catch(() => undefined);
+      ...cleanUp,
+    ]) {
+      if (typeof c !== 'string') c.close();
+      else
+        await client()
+          .request({ method: 'DELETE', path: c })
+          .catch(() => undefined);
+    }
     if (Object.keys(figures).length > 0) console.log(`image entrypoint figures: ${JSON.stringify(figures)}`);
   });
 
@@ -229,6 +240,37 @@ describe.skipIf(unavailable !== undefined)('the image’s entrypoint under bubbl
     figures.csvSucceededMs = Math.round(performance.now() - startedAt);
     expect(csv.metadata?.name).toBe('bosun-sample.v0.2.1');
   });
+
+  it.skipIf(!corpus)(
+    'reads the 2021 OperatorHub corpus into its tmp volume and installs a real operator from it (etcd)',
+    async () => {
+      // The catalog is served in the operator's own namespace, where its Subscription may use it.
+      const opNamespace = namespaceFor(`${ns}-op`, 'etcd');
+      cleanUp.push(`/api/v1/namespaces/${opNamespace}`);
+      const t0 = performance.now();
+      const { config, served } = await serveCorpusCatalog(corpus!, opNamespace, 'corpus');
+      cleanUp.push(served);
+      figures.corpusReadyMs = Math.round(performance.now() - t0);
+      figures.corpusTmpKiB = Number(execFileSync('du', ['-sk', tmp], { encoding: 'utf8' }).split('\t')[0]);
+      const plan = planPackages(config, `${ns}-op`).find((p) => p.package === 'etcd');
+      expect(plan?.namespace).toBe(opNamespace);
+      await subscribe(client(), plan!, { name: 'corpus', namespace: opNamespace });
+      const csv = await whileRunning(
+        `the CSV ${plan!.head} to succeed`,
+        async () => {
+          const c = await get<ClusterServiceVersion>(
+            Resources.ClusterServiceVersion,
+            opNamespace,
+            plan!.head,
+          );
+          return c?.status?.phase === 'Succeeded' ? c : undefined;
+        },
+        300_000,
+      );
+      expect(csv.metadata?.name).toBe(plan!.head);
+    },
+    900_000,
+  );
 
   it('runs as the image’s user, PID 1 of its own namespace, writing only its tmp volume', async () => {
     const pid = await run!.pid;
