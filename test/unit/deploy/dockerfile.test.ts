@@ -115,7 +115,9 @@ describe('parseDockerignore', () => {
       ['test-results/x.json', false],
       ['.git/HEAD', false],
       ['srcx/file', false],
-      ['README.md', false],
+      ['README.md', true],
+      ['eslint.config.js', false],
+      ['vitest.config.ts', false],
     ];
     expect(table.map(([p]) => [p, admitted(r.value, p)])).toEqual(table);
   });
