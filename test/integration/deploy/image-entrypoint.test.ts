@@ -82,6 +82,8 @@ describe.skipIf(unavailable !== undefined)('the image’s entrypoint under bubbl
   let port: number;
   let run: Sandboxed | undefined;
   let startedAt: number;
+  /** Starts the entrypoint (again) on the same volume, as a container restart in its pod does. */
+  let start: () => void;
   const figures: Record<string, number> = {};
   /** What afterAll removes: API paths to delete, servers to close. */
   const cleanUp: (string | { close(): void })[] = [];
@@ -152,17 +154,20 @@ describe.skipIf(unavailable !== undefined)('the image’s entrypoint under bubbl
 
     const server = new URL(tls.server);
     port = await freePort();
-    startedAt = performance.now();
-    run = startSandboxed({
-      image,
-      installed: installed.prefix,
-      node: process.execPath,
-      volumes: { '/tmp': tmp },
-      mounts: { [serviceAccountDir]: secrets },
-      env: { KUBERNETES_SERVICE_HOST: server.hostname, KUBERNETES_SERVICE_PORT: server.port },
-      // The image's CMD, on a free port: other tests on this machine may hold 8080.
-      args: image.cmd.map((a) => a.replace(/^(--metrics-addr=0\.0\.0\.0:)\d+$/, `$1${port}`)),
-    });
+    start = () => {
+      startedAt = performance.now();
+      run = startSandboxed({
+        image,
+        installed: installed.prefix,
+        node: process.execPath,
+        volumes: { '/tmp': tmp },
+        mounts: { [serviceAccountDir]: secrets },
+        env: { KUBERNETES_SERVICE_HOST: server.hostname, KUBERNETES_SERVICE_PORT: server.port },
+        // The image's CMD, on a free port: other tests on this machine may hold 8080.
+        args: image.cmd.map((a) => a.replace(/^(--metrics-addr=0\.0\.0\.0:)\d+$/, `$1${port}`)),
+      });
+    };
+    start();
   }, 1_200_000);
 
   afterAll(async () => {
@@ -302,6 +307,33 @@ describe.skipIf(unavailable !== undefined)('the image’s entrypoint under bubbl
     expect(await readdir(tmp)).toEqual(['node-compile-cache']);
     expect(`${run!.stdout()}\n${run!.stderr()}`).not.toMatch(refusedWrite);
     expect(run!.stdout()).toContain('"msg":"manager stopped"');
+  });
+
+  it('restarted on the same volume after SIGKILL, as PID 1 again, removes the spool the killed one left', async () => {
+    // A container restarted in its pod keeps its emptyDir, and its process is PID 1 again: the
+    // spool of the killed manager names the same PID, and only its start time tells them apart.
+    start();
+    await whileRunning('/readyz to answer 200', async () => (await status('/readyz')) === 200 || undefined);
+    figures.warmRestartReadyzMs = Math.round(performance.now() - startedAt);
+    const spools = async () => (await readdir(tmp)).filter((n) => n.startsWith('bosun-catalogs-'));
+    const killed = await whileRunning('the catalog spool', async () => (await spools())[0]);
+    expect(JSON.parse(await readFile(join(tmp, killed, 'owner'), 'utf8'))).toMatchObject({ pid: 1 });
+    process.kill(await run!.pid, 'SIGKILL');
+    await run!.exited;
+    expect(await spools()).toEqual([killed]);
+
+    start();
+    await whileRunning('/readyz to answer 200', async () => (await status('/readyz')) === 200 || undefined);
+    const now = await whileRunning('the new spool alone', async () => {
+      const names = await spools();
+      return names.length === 1 && names[0] !== killed ? names : undefined;
+    });
+    expect(JSON.parse(await readFile(join(tmp, now[0]!, 'owner'), 'utf8'))).toMatchObject({ pid: 1 });
+    expect(run!.stdout()).toContain('removed catalog spools of managers that are gone');
+    process.kill(await run!.pid, 'SIGTERM');
+    expect(await run!.exited, run!.stderr()).toBe(0);
+    expect(await readdir(tmp)).toEqual(['node-compile-cache']);
+    expect(`${run!.stdout()}\n${run!.stderr()}`).not.toMatch(refusedWrite);
   });
 
   it('packs in its build stage what the test packs: every packaged file but dist/ is copied in and not ignored', async () => {
