@@ -17,8 +17,9 @@ import { pushImage } from '../../../src/oci/build.js';
 import type { RegistryClient } from '../../../src/oci/client.js';
 import { formatReference, parseReference } from '../../../src/oci/reference.js';
 import type { TestImage } from '../../support/oci-images.js';
-import { repo } from '../../unit/cli/run-bosun.js';
 
+/** The repository (computed here: the benchmarks import this module, outside vitest). */
+const repo = join(import.meta.dirname, '../../..');
 export const samples = join(repo, 'catalogs/bosun-samples');
 const bundlesDir = join(repo, 'bundles');
 
