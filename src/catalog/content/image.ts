@@ -139,14 +139,10 @@ async function pullAndParse(
         name: `${pinned}:${join('/', pulled.folder, rel)}`,
         path: join(pulled.configs, rel),
       })),
+      // The store's digest is the image's: what a poll compares before it pulls anything.
+      digest,
     );
-    // The store's digest is the image's: what a poll compares before it pulls anything.
-    const parsed = await parseSpooled(
-      deps.spool,
-      { ...spooled, digest },
-      previous,
-      `image ${pinned} (${label})`,
-    );
+    const parsed = await parseSpooled(deps.spool, spooled, previous, `image ${pinned} (${label})`);
     if (!parsed.ok) return invalid(address, parsed.message);
     return { ok: true, content: parsed.content, address, image: pinned };
   } finally {

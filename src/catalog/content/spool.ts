@@ -102,26 +102,29 @@ export class CatalogSpool {
 
   /**
    * Copies files on disk (a catalog image's extracted FBC) into one spooled file, in the order
-   * given, each streamed and hashed as writeFiles hashes it, so no file is whole in memory and
-   * the parts name each file in messages. Files are opened without following links.
+   * given, each streamed, so no file is whole in memory and the parts name each file in messages.
+   * Files are opened without following links. Their digest is the caller's (an image's digest
+   * already names its content, so hashing 100 MB again would only cost time).
    */
-  async copyFiles(ref: CatalogRef, files: readonly { name: string; path: string }[]): Promise<Spooled> {
+  async copyFiles(
+    ref: CatalogRef,
+    files: readonly { name: string; path: string }[],
+    digest: string,
+  ): Promise<Spooled> {
     const path = this.nextPath(ref);
-    const hash = createHash('sha256');
     const parts: FilePart[] = [];
     let base = 0;
     const out = createWriteStream(path, { flags: 'wx' });
     try {
       for (const f of files) {
         let length = 0;
-        hash.update(f.name).update('\0');
         const file = await open(f.path, constants.O_RDONLY | constants.O_NOFOLLOW);
-        for await (const chunk of file.createReadStream() as AsyncIterable<Buffer>) {
+        for await (const chunk of file.createReadStream({
+          highWaterMark: 1 << 20,
+        }) as AsyncIterable<Buffer>) {
           length += chunk.length;
-          hash.update(chunk);
           if (!out.write(chunk)) await once(out, 'drain');
         }
-        hash.update('\0');
         parts.push({ name: f.name, base, length });
         base += length;
       }
@@ -133,7 +136,7 @@ export class CatalogSpool {
       await this.remove(path);
       throw err;
     }
-    return { path, digest: `sha256:${hash.digest('hex')}`, parts };
+    return { path, digest, parts };
   }
 
   /** Removes one spooled file; one already gone is fine. */
