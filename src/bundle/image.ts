@@ -21,7 +21,7 @@ import type { Platform } from '../oci/manifest.js';
 import { registryLayers } from '../oci/pull.js';
 import { formatReference, type ImageReference } from '../oci/reference.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
-import type { FileMap } from './archive.js';
+import type { FileMap } from '../util/tar-write.js';
 import { type ReadLimits, readLimits } from './limits.js';
 import { bundleFromFiles } from './read.js';
 

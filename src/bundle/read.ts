@@ -10,7 +10,8 @@ import { type Bundle, BundleAnnotation, type BundleManifest, type KubeManifest }
 import type { Property } from '../apis/fbc.js';
 import { readFileNoFollow } from '../util/confined-fs.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
-import { type FileMap, readArchiveFile } from './archive.js';
+import { readArchiveFile } from './archive.js';
+import type { FileMap } from '../util/tar-write.js';
 import { bundleTooLarge, fileTooLarge, type ReadLimits, readLimits } from './limits.js';
 import { checkClusterServiceVersion } from './csv-schema.js';
 import { describe } from './manifest.js';

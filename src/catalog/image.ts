@@ -16,7 +16,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DeclarativeConfig } from '../apis/fbc.js';
-import type { FileMap } from '../bundle/archive.js';
+import type { FileMap } from '../util/tar-write.js';
 import { pinnedReference } from '../bundle/image.js';
 import {
   CatalogImageLabel,

@@ -5,7 +5,7 @@
  * platform, the labels and `rootfs.diff_ids`, and no timestamp anywhere; an OCI manifest.
  * Building is pure; pushing to a registry and writing to an OCI layout are the I/O beside it.
  */
-import { gzipReproducible, packTar, type FileMap } from '../bundle/archive.js';
+import { type FileMap, gzipReproducible, packTar } from '../util/tar-write.js';
 import type { RegistryClient } from './client.js';
 import { sha256Digest } from './digest.js';
 import { OciError } from './errors.js';

@@ -10,7 +10,7 @@ import { isCSV } from '../../bundle/manifest.js';
 import { readBundle, readBundleFiles } from '../../bundle/read.js';
 import { validateBundle } from '../../bundle/validate.js';
 import { ImageKind } from '../../olm/image-kind.js';
-import type { FileMap } from '../../bundle/archive.js';
+import type { FileMap } from '../../util/tar-write.js';
 import { UsageError } from '../../util/errors.js';
 import type { Problem } from '../../util/result.js';
 import type { Command } from '../command.js';

@@ -8,7 +8,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BundleAnnotation } from '../../../src/apis/bundle.js';
 import { type DeclarativeConfig, PropertyType } from '../../../src/apis/fbc.js';
-import type { FileMap } from '../../../src/bundle/archive.js';
+import type { FileMap } from '../../../src/util/tar-write.js';
 import { buildBundleImage } from '../../../src/bundle/image.js';
 import { readBundle, readBundleFiles } from '../../../src/bundle/read.js';
 import { buildCatalogImage } from '../../../src/catalog/image.js';

@@ -5,7 +5,7 @@
  * Read (pull the catalog), plan (pure), copy, then write and push only once every copy succeeded.
  */
 import { lstat } from 'node:fs/promises';
-import type { FileMap } from '../../../bundle/archive.js';
+import type { FileMap } from '../../../util/tar-write.js';
 import { CatalogFormat } from '../../../catalog/encode.js';
 import { buildCatalogImage, openCatalogImage } from '../../../catalog/image.js';
 import {
