@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { catalogFileTooLarge, maxCatalogFileBytes } from '../limits.js';
 import type { FilePart } from '../load-worker.js';
+import { UserError } from '../../util/errors.js';
 import { addToDigest } from './digest.js';
 import type { CatalogRef } from './store.js';
 
@@ -39,7 +40,28 @@ export class CatalogSpool {
   private constructor(readonly dir: string) {}
 
   static async open(parent = tmpdir()): Promise<CatalogSpool> {
-    const dir = await mkdtemp(join(parent, SpoolPrefix));
+    let dir: string;
+    try {
+      dir = await mkdtemp(join(parent, SpoolPrefix));
+    } catch (err) {
+      // The one place the manager writes is its temporary folder: a read-only or missing one is
+      // the environment's to fix (TMPDIR, or the container's writable volume), not a bug.
+      const code = (err as NodeJS.ErrnoException).code;
+      if (
+        code === 'EROFS' ||
+        code === 'EACCES' ||
+        code === 'EPERM' ||
+        code === 'ENOENT' ||
+        code === 'ENOTDIR'
+      )
+        throw new UserError(
+          `cannot create the catalog spool in ${parent} (${code}): the manager keeps fetched catalogs in its temporary folder; ` +
+            'set TMPDIR to a writable folder (in a container, mount a writable volume at /tmp)',
+          1,
+          { cause: err },
+        );
+      throw err;
+    }
     await writeFile(join(dir, OwnerFile), JSON.stringify(ownerOf(process.pid)));
     return new CatalogSpool(dir);
   }

@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { emptyConfig } from '../../../../src/apis/fbc.js';
@@ -7,6 +9,7 @@ import { parseFileParts } from '../../../../src/catalog/load.js';
 import { payloadOf, readStoredPayload, withPayloads } from '../../../../src/catalog/payloads.js';
 import { digestOf } from '../../../../src/catalog/content/digest.js';
 import { CatalogSpool } from '../../../../src/catalog/content/spool.js';
+import { UserError } from '../../../../src/util/errors.js';
 import type { Problem } from '../../../../src/util/result.js';
 
 const manifest = Buffer.from(JSON.stringify({ kind: 'ConfigMap', data: { x: 'y'.repeat(400) } })).toString(
@@ -84,6 +87,27 @@ describe('CatalogSpool', () => {
       expect(await readdir(spool.dir)).toEqual(['owner']); // only the file naming who made it
     } finally {
       await spool.close();
+    }
+  });
+});
+
+describe('a temporary folder the spool cannot be made in', () => {
+  it('is an error the user can fix, naming the folder and TMPDIR', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'spool-parent-'));
+    try {
+      const file = join(base, 'a-file');
+      await writeFile(file, '');
+      for (const parent of [join(base, 'missing'), file]) {
+        const err = await CatalogSpool.open(parent).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(UserError);
+        expect((err as Error).message).toContain(parent);
+        expect((err as Error).message).toContain('TMPDIR');
+      }
+    } finally {
+      await rm(base, { recursive: true, force: true });
     }
   });
 });
