@@ -58,6 +58,6 @@ EXPOSE 8080
 # Node is PID 1: the manager handles SIGTERM itself (stops taking work, finishes, exits 0).
 ENTRYPOINT ["/opt/bosun/bin/bosun", "operator", "run"]
 # Reachable from the kubelet's probes and a Service, not only from inside the pod; JSON log lines
-# for the cluster's log collector. The PackageManifest API (--package-api-addr) needs a Service
-# and an APIService of its own, which deploy/ adds to the arguments.
+# for the cluster's log collector. The PackageManifest API (--package-api-addr) is left off: it
+# needs a Service and an APIService pointing at the pod, which only a deployment can give it.
 CMD ["--metrics-addr=0.0.0.0:8080", "--log-format=json"]
