@@ -15,10 +15,9 @@
  * - oci.manager_rss.corpus_pull.peak: that manager's resident memory while it pulls and reads the
  *   corpus catalog image (sampled every 100 ms until READY), and VmHWM in the inputs.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { KubeObject } from '../../src/apis/meta.js';
@@ -43,6 +42,12 @@ import {
   sampleCatalog,
 } from '../integration/controllers/image-catalogs.js';
 import { capture } from '../support/capture.js';
+import {
+  baseRegistryConfig,
+  RegistryBinary,
+  type RegistryProcess,
+  registryProcess,
+} from '../support/docker-registry.js';
 import type { Emit } from './run.js';
 import {
   benchCluster,
@@ -60,11 +65,10 @@ import {
 
 const repo = join(import.meta.dirname, '../..');
 const say = (s: string) => process.stderr.write(`oci bench: ${s}\n`);
-const Binary = '/usr/bin/docker-registry';
 
 export default async function oci(emit: Emit): Promise<void> {
-  if (!existsSync(Binary)) {
-    say(`skipped; ${Binary} is missing (apt-get install docker-registry)`);
+  if (!existsSync(RegistryBinary)) {
+    say(`skipped; ${RegistryBinary} is missing (apt-get install docker-registry)`);
     return;
   }
   const work = await mkdtemp(join(tmpdir(), 'bosun-bench-oci-'));
@@ -314,45 +318,12 @@ async function addImageCatalog(
   );
 }
 
-/** A plain-HTTP docker-registry on a free port of 127.0.0.1 (test/support/registry.ts is the tests', bound to vitest). */
-async function plainRegistry(work: string): Promise<{ host: string; stop(): Promise<void> }> {
+/** A plain-HTTP docker-registry on a free port of 127.0.0.1. */
+async function plainRegistry(work: string): Promise<RegistryProcess & { host: string }> {
   const dir = join(work, 'registry');
   await mkdir(join(dir, 'storage'), { recursive: true });
   const host = `127.0.0.1:${await freePort()}`;
-  const config = [
-    'version: 0.1',
-    'log:',
-    '  level: error',
-    '  accesslog:',
-    '    disabled: true',
-    'storage:',
-    '  filesystem:',
-    `    rootdirectory: ${join(dir, 'storage')}`,
-    'http:',
-    `  addr: ${host}`,
-  ];
-  await writeFile(join(dir, 'config.yml'), `${config.join('\n')}\n`);
-  const child = spawn(Binary, ['serve', join(dir, 'config.yml')], { stdio: 'ignore' });
-  await waitFor('docker-registry to listen', () => listening(host), 10_000, 20);
-  return {
-    host,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-function listening(host: string): Promise<true | undefined> {
-  const port = Number(host.slice(host.lastIndexOf(':') + 1));
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(undefined));
-  });
+  const registry = await registryProcess(dir, baseRegistryConfig(join(dir, 'storage'), host), host);
+  await registry.start();
+  return { host, ...registry };
 }

@@ -12,20 +12,20 @@
  * (the registry-down case) and `start()` brings it back on the same port and storage.
  */
 import 'reflect-metadata';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { sign } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll } from 'vitest';
 import { freePort } from '../../src/cluster/ports.js';
 import { aptInstalled } from './apt.js';
+import { baseRegistryConfig, RegistryBinary, registryProcess } from './docker-registry.js';
 import { serverCertificate, testCA } from './certs.js';
 import { tempDir } from './temp-dir.js';
 
-const Binary = '/usr/bin/docker-registry';
 const Htpasswd = '/usr/bin/htpasswd';
 
 export type RegistryKind =
@@ -64,7 +64,7 @@ let installing: Promise<string | undefined> | undefined;
 export function registryAvailable(log: (line: string) => void = console.log): Promise<string | undefined> {
   installing ??= aptInstalled(
     ['docker-registry', 'apache2-utils'],
-    [Binary, Htpasswd],
+    [RegistryBinary, Htpasswd],
     'the OCI registry tests need',
     log,
   );
@@ -78,22 +78,7 @@ export async function startRegistry(kind: RegistryKind): Promise<TestRegistry> {
   await mkdir(storage);
   const port = await freePort();
   const host = `127.0.0.1:${port}`;
-  const config: string[] = [
-    'version: 0.1',
-    'log:',
-    '  level: error',
-    '  accesslog:',
-    '    disabled: true',
-    'storage:',
-    '  filesystem:',
-    `    rootdirectory: ${storage}`,
-    '  delete:',
-    '    enabled: true',
-    'http:',
-    `  addr: ${host}`,
-    // A fixed secret, so uploads begun before a restart could be resumed by the same registry.
-    '  secret: bosun-test-registry',
-  ];
+  const config = baseRegistryConfig(storage, host);
   let ca: string | undefined;
   let tokenServer: TokenServer | undefined;
   if (kind.kind === 'tls') {
@@ -121,32 +106,7 @@ export async function startRegistry(kind: RegistryKind): Promise<TestRegistry> {
       `    rootcertbundle: ${join(dir, 'token-ca.crt')}`,
     );
   }
-  await writeFile(join(dir, 'config.yml'), `${config.join('\n')}\n`);
-
-  let child: ChildProcess | undefined;
-  let output = '';
-  const start = async () => {
-    output = '';
-    const started = spawn(Binary, ['serve', join(dir, 'config.yml')], { stdio: ['ignore', 'pipe', 'pipe'] });
-    child = started;
-    const keep = (d: Buffer) => (output = (output + d.toString()).slice(-4000));
-    started.stdout!.on('data', keep);
-    started.stderr!.on('data', keep);
-    const deadline = Date.now() + 10_000;
-    while (!(await listening(port))) {
-      if (started.exitCode !== null || Date.now() > deadline)
-        throw new Error(`docker-registry did not start on ${host}: ${output}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  };
-  const stop = async () => {
-    const running = child;
-    child = undefined;
-    if (!running || running.exitCode !== null) return;
-    const exited = new Promise((r) => running.once('exit', r));
-    running.kill('SIGTERM');
-    await exited;
-  };
+  const { start, stop } = await registryProcess(dir, config, host);
   await start();
   const registry: TestRegistry = {
     host,
@@ -170,17 +130,6 @@ export async function startRegistry(kind: RegistryKind): Promise<TestRegistry> {
   };
   running.push(registry);
   return registry;
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 // ---- the token server of Docker's token flow ----
