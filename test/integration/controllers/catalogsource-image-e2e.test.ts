@@ -1,0 +1,174 @@
+/**
+ * Catalog images end to end, against a running manager and real registries (Debian's
+ * docker-registry on 127.0.0.1): what catalogsource-image.test.ts does not prove yet of issue 22.
+ *
+ * - A catalog mirrored by `bosun catalog mirror` into a second registry installs an operator
+ *   with the first registry stopped: the catalog and every bundle come from the mirror.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Condition } from '../../../src/apis/meta.js';
+import type { CatalogSource, ClusterServiceVersion, InstallPlan } from '../../../src/apis/operators.js';
+import type { RunningManager } from '../../../src/manager/manager.js';
+import { RegistryClient } from '../../../src/oci/client.js';
+import { gzipLayer, imageOf } from '../../support/oci-images.js';
+import { registryAvailable, startRegistry } from '../../support/registry.js';
+import { tempDir } from '../../support/temp-dir.js';
+import { runBosun } from '../../unit/cli/run-bosun.js';
+import { eventually, freshNamespace } from '../support.js';
+import {
+  imageOnlyCatalog,
+  pushCatalog,
+  pushRaw,
+  pushSampleBundles,
+  sampleCatalog,
+} from './image-catalogs.js';
+import { uniqueGroup } from './operator-support.js';
+import { catalogSource, create, get, list, Resources, startTestManager, subscription } from './support.js';
+
+const missing = await registryAvailable();
+if (missing) console.warn(`the catalog image end-to-end tests are skipped: ${missing}`);
+
+let manager: RunningManager;
+let push: RegistryClient;
+
+beforeAll(async () => {
+  if (missing) return;
+  push = new RegistryClient();
+  manager = await startTestManager();
+});
+afterAll(async () => {
+  await manager?.stop();
+  await push?.close();
+});
+
+const ready = (cs: CatalogSource | undefined) =>
+  cs?.status?.conditions?.find((c: Condition) => c.type === 'Ready');
+
+async function readyOf(ns: string, name: string, want: (c: Condition | undefined) => boolean, what: string) {
+  return eventually(what, async () => {
+    const cs = await get<CatalogSource>(Resources.CatalogSource, ns, name);
+    return want(ready(cs)) ? cs : undefined;
+  });
+}
+
+async function namespaceWithGroup(prefix: string) {
+  const ns = await freshNamespace(prefix);
+  await create(Resources.OperatorGroup, ns, {
+    apiVersion: 'operators.coreos.com/v1',
+    kind: 'OperatorGroup',
+    metadata: { name: 'og', namespace: ns },
+    spec: { targetNamespaces: [ns] },
+  });
+  return ns;
+}
+
+/**
+ * Subscribes to bosun-sample's stable channel from `source` (from `startingCSV` when given, so
+ * the upgrade pulls a second bundle) and waits for `csv` to be Succeeded; returns the
+ * namespace's InstallPlans.
+ */
+async function installs(
+  ns: string,
+  source: string,
+  csv: string,
+  startingCSV?: string,
+): Promise<InstallPlan[]> {
+  await create(
+    Resources.Subscription,
+    ns,
+    subscription(ns, 'sample', {
+      name: 'bosun-sample',
+      source,
+      channel: 'stable',
+      ...(startingCSV && { startingCSV }),
+    }),
+  );
+  try {
+    await eventually(
+      `CSV ${csv} to be Succeeded`,
+      async () => {
+        const got = await get<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns, csv);
+        return got?.status?.phase === 'Succeeded' ? got : undefined;
+      },
+      120_000,
+    );
+  } catch (err) {
+    // Say where it stopped: the plans' phases and messages.
+    const plans = await list<InstallPlan>(Resources.InstallPlan, ns);
+    const where = plans.map((p) => `${p.metadata.name}: ${p.status?.phase} ${p.status?.message ?? ''}`);
+    throw new Error(`${(err as Error).message}; InstallPlans: ${where.join('; ') || 'none'}`, { cause: err });
+  }
+  return list<InstallPlan>(Resources.InstallPlan, ns);
+}
+
+const isSample01 = (b: string) => b === 'bosun-sample.v0.1.0' || b === 'bosun-sample.v0.1.1';
+
+describe.skipIf(missing !== undefined)('a catalog mirrored with bosun catalog mirror', () => {
+  it('installs an operator from the mirror alone, the source registry stopped, every bundle pulled from the mirror', async () => {
+    const source = await startRegistry({ kind: 'plain' });
+    const mirror = await startRegistry({ kind: 'plain' });
+    const group = uniqueGroup();
+    const images = await pushSampleBundles(push, source.host, group);
+    // The operator images the catalog's relatedImages name live in the source registry too, so
+    // the mirror copies them and the mirrored catalog names nothing of the source.
+    for (const version of ['v0.1.0', 'v0.1.1'])
+      await pushRaw(
+        push,
+        `${source.host}/ops/sample-operator:${version}`,
+        imageOf([gzipLayer([{ path: 'bin/op', data: `operator ${version}` }])]),
+      );
+    const files = imageOnlyCatalog(await sampleCatalog(), (b) => images.get(b)!, isSample01, group);
+    const text = files.get('catalog.json')!.toString('utf8');
+    expect(text).toContain('registry.example/bosun/');
+    const catalog = `${source.host}/catalogs/samples:v1`;
+    await pushCatalog(
+      push,
+      catalog,
+      new Map([
+        ['catalog.json', Buffer.from(text.replaceAll('registry.example/bosun/', `${source.host}/ops/`))],
+      ]),
+    );
+
+    const work = await tempDir('bosun-e2e-mirror-');
+    const mirrored = await runBosun(['catalog', 'mirror', catalog, `${mirror.host}/mirror`], {
+      cwd: work,
+      env: { ...process.env, DOCKER_CONFIG: join(work, 'no-docker-config') },
+    });
+    expect(mirrored.code, mirrored.stderr).toBe(0);
+    // Two bundle images, two operator images, the catalog by digest and the rewritten catalog.
+    expect(
+      mirrored.stdout
+        .trim()
+        .split('\n')
+        .filter((l) => l.includes('=')),
+    ).toHaveLength(6);
+    await source.stop();
+
+    const ns = await namespaceWithGroup('e2e-mirror');
+    const image = `${mirror.host}/mirror/catalogs/samples:v1`;
+    await create(Resources.CatalogSource, ns, catalogSource(ns, 'mirrored', { sourceType: 'grpc', image }));
+    const cs = await readyOf(ns, 'mirrored', (c) => c?.status === 'True', 'the mirrored catalog to be READY');
+    expect(ready(cs)?.message).toMatch(
+      new RegExp(
+        `^catalog synced: 1 packages, 2 bundles from ${RegExp.escape(mirror.host)}/mirror/catalogs/samples@sha256:`,
+      ),
+    );
+    const held = manager.ctx.catalogs.get({ namespace: ns, name: 'mirrored' })!;
+    expect(held.config.bundles.map((b) => b.image)).toEqual(
+      held.config.bundles.map(() =>
+        expect.stringMatching(new RegExp(`^${RegExp.escape(mirror.host)}/mirror/`)),
+      ),
+    );
+
+    // Installed at v0.1.0 and upgraded to v0.1.1: both bundles are pulled.
+    const plans = await installs(ns, 'mirrored', 'bosun-sample.v0.1.1', 'bosun-sample.v0.1.0');
+    const lookups = plans.flatMap((p) => p.status?.bundleLookups ?? []);
+    expect(lookups.map((l) => l.identifier).sort()).toEqual(['bosun-sample.v0.1.0', 'bosun-sample.v0.1.1']);
+    // The bundles came from the mirror: each lookup names its copy there, pinned by the digest the source had.
+    for (const l of lookups) {
+      const digest = images.get(l.identifier)!.split('@')[1]!;
+      expect(l.path).toBe(`${mirror.host}/mirror/bundles/${group.split('.')[0]}/bosun-sample@${digest}`);
+    }
+  });
+});
