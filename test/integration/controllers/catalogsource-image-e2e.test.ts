@@ -4,23 +4,28 @@
  *
  * - A catalog mirrored by `bosun catalog mirror` into a second registry installs an operator
  *   with the first registry stopped: the catalog and every bundle come from the mirror.
+ * - Bundle and catalog images built with crane alone (not Bosun) install unchanged.
  */
+import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Condition } from '../../../src/apis/meta.js';
 import type { CatalogSource, ClusterServiceVersion, InstallPlan } from '../../../src/apis/operators.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
+import { CatalogImageLabel } from '../../../src/olm/image-kind.js';
 import { RegistryClient } from '../../../src/oci/client.js';
+import { craneBinary, craneImage } from '../../support/crane.js';
 import { gzipLayer, imageOf } from '../../support/oci-images.js';
 import { registryAvailable, startRegistry } from '../../support/registry.js';
 import { tempDir } from '../../support/temp-dir.js';
-import { runBosun } from '../../unit/cli/run-bosun.js';
+import { repo, runBosun } from '../../unit/cli/run-bosun.js';
 import { eventually, freshNamespace } from '../support.js';
 import {
   imageOnlyCatalog,
   pushCatalog,
   pushRaw,
   pushSampleBundles,
+  SampleGroup,
   sampleCatalog,
 } from './image-catalogs.js';
 import { uniqueGroup } from './operator-support.js';
@@ -170,5 +175,75 @@ describe.skipIf(missing !== undefined)('a catalog mirrored with bosun catalog mi
       const digest = images.get(l.identifier)!.split('@')[1]!;
       expect(l.path).toBe(`${mirror.host}/mirror/bundles/${group.split('.')[0]}/bosun-sample@${digest}`);
     }
+  });
+});
+
+describe.skipIf(missing !== undefined)('images built with crane alone', () => {
+  it('a catalog image and bundle images crane built, the catalog naming the bundles by digest, install unchanged', async (ctx) => {
+    const crane = await craneBinary();
+    if (!crane.ok) {
+      console.warn(`the crane end-to-end test is skipped: ${crane.why}`);
+      ctx.skip();
+      return;
+    }
+    const registry = await startRegistry({ kind: 'plain' });
+    const work = await tempDir('bosun-e2e-crane-');
+    const group = uniqueGroup();
+    /** Bundle name → the crane-built image, pinned by the digest crane reports. */
+    const images = new Map<string, string>();
+    for (const [version, oci] of [
+      ['0.1.0', false],
+      ['0.1.1', true],
+    ] as const) {
+      // The sample bundle with its API moved to this test's group (a CRD is cluster-wide).
+      const dir = join(work, 'bundles', version);
+      await cp(join(repo, 'bundles/bosun-sample', version), dir, { recursive: true });
+      for (const e of await readdir(dir, { recursive: true, withFileTypes: true }))
+        if (e.isFile()) {
+          const path = join(e.parentPath, e.name);
+          await writeFile(path, (await readFile(path, 'utf8')).replaceAll(SampleGroup, group));
+        }
+      const labels = Object.fromEntries(
+        (await readFile(join(dir, 'metadata/annotations.yaml'), 'utf8'))
+          .split('\n')
+          .map((l) => /^\s+(\S+):\s*(\S+)\s*$/.exec(l))
+          .filter((m) => m !== null)
+          .map((m) => [m[1]!, m[2]!.replace(/^["']|["']$/g, '')]),
+      );
+      const repository = `${registry.host}/crane/bosun-sample`;
+      const digest = await craneImage(crane.path, work, {
+        ref: `${repository}:${version}`,
+        dir,
+        names: ['manifests', 'metadata'],
+        labels,
+        oci,
+      });
+      images.set(`bosun-sample.v${version}`, `${repository}@${digest}`);
+    }
+    const root = join(work, 'catalog-root');
+    await mkdir(join(root, 'configs'), { recursive: true });
+    const files = imageOnlyCatalog(await sampleCatalog(), (b) => images.get(b)!, isSample01, group);
+    await writeFile(join(root, 'configs/catalog.json'), files.get('catalog.json')!);
+    const tag = `${registry.host}/crane/catalog:v1`;
+    const catalogDigest = await craneImage(crane.path, work, {
+      ref: tag,
+      dir: root,
+      names: ['configs'],
+      labels: { [CatalogImageLabel.Configs]: '/configs' },
+      oci: true,
+    });
+
+    const ns = await namespaceWithGroup('e2e-crane');
+    await create(Resources.CatalogSource, ns, catalogSource(ns, 'crane', { sourceType: 'grpc', image: tag }));
+    const cs = await readyOf(ns, 'crane', (c) => c?.status === 'True', 'the crane catalog to be READY');
+    expect(ready(cs)?.message).toBe(
+      `catalog synced: 1 packages, 2 bundles from ${registry.host}/crane/catalog@${catalogDigest}`,
+    );
+    // Installed at v0.1.0 (Docker media types) and upgraded to v0.1.1 (OCI's): both crane images are pulled.
+    const plans = await installs(ns, 'crane', 'bosun-sample.v0.1.1', 'bosun-sample.v0.1.0');
+    const lookups = plans.flatMap((p) => p.status?.bundleLookups ?? []);
+    expect(lookups.map((l) => [l.identifier, l.path]).sort()).toEqual([...images].sort());
+    const csv = await get<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns, 'bosun-sample.v0.1.1');
+    expect(JSON.stringify(csv?.spec)).toContain(group);
   });
 });

@@ -5,11 +5,10 @@
  * bundle pull writes the bundle's files, catalog render prints what it prints of the folder,
  * catalog publish pins the digest crane reports.
  */
-import { execFile } from 'node:child_process';
 import { cp, mkdir, readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { craneBinary } from '../../support/crane.js';
+import { craneBinary, craneImage as buildWithCrane, runWithoutInput as run } from '../../support/crane.js';
 import { registryAvailable, startRegistry, type TestRegistry } from '../../support/registry.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { repo, runBosun, type Run } from '../../unit/cli/run-bosun.js';
@@ -30,16 +29,6 @@ async function filesUnder(dir: string): Promise<Map<string, string>> {
   return new Map([...out].sort());
 }
 
-/** Runs a program with no standard input (crane and tar read none; a pipe they never read breaks). */
-function run(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}) {
-  return new Promise<{ code: number; out: string; stdout: string }>((done) => {
-    const child = execFile(cmd, args, { cwd, env: { ...process.env, ...env } }, (err, stdout, stderr) =>
-      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr, stdout }),
-    );
-    child.stdin?.end();
-  });
-}
-
 const bosun = (cwd: string, ...args: string[]): Promise<Run> =>
   runBosun(args, { cwd, env: { ...process.env, DOCKER_CONFIG: join(cwd, 'no-docker-config') } });
 
@@ -52,21 +41,15 @@ describe.skipIf(why !== undefined)('bundle and catalog images built with crane a
     expect(r.code, r.out).toBe(0);
     return r.stdout.trim();
   };
-  /** A tar of `names` below `dir` (GNU tar), pushed as a one-layer image by crane, then labelled. */
-  const craneImage = async (
+  const craneImage = (
     ref: string,
     dir: string,
     names: string[],
     labels: Record<string, string>,
     oci: boolean,
   ) => {
-    const tarball = join(work, `${ref.replace(/\W/g, '_')}.tar`);
-    const tarred = await run('tar', ['--sort=name', '-cf', tarball, '-C', dir, ...names], work);
-    expect(tarred.code, tarred.out).toBe(0);
-    await craneRun('append', '-f', tarball, '-t', ref, ...(oci ? ['--oci-empty-base'] : []));
-    const flags = Object.entries(labels).flatMap(([k, v]) => ['--label', `${k}=${v}`]);
-    await craneRun('mutate', ref, ...flags, '-t', ref);
-    return craneRun('digest', ref);
+    if (!crane.ok) throw new Error('unreachable');
+    return buildWithCrane(crane.path, work, { ref, dir, names, labels, oci });
   };
 
   beforeAll(async () => {
