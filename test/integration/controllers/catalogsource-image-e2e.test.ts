@@ -5,18 +5,30 @@
  * - A catalog mirrored by `bosun catalog mirror` into a second registry installs an operator
  *   with the first registry stopped: the catalog and every bundle come from the mirror.
  * - Bundle and catalog images built with crane alone (not Bosun) install unchanged.
+ * - A catalog image index without linux/amd64, and a catalog file past the catalog file limit,
+ *   each fail naming the image and the cause, keep the last good catalog (a Subscription still
+ *   installs from it), and leave the manager serving.
  */
 import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Condition } from '../../../src/apis/meta.js';
 import type { CatalogSource, ClusterServiceVersion, InstallPlan } from '../../../src/apis/operators.js';
+import { CatalogLimitEnv } from '../../../src/catalog/limits.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
 import { CatalogImageLabel } from '../../../src/olm/image-kind.js';
 import { RegistryClient } from '../../../src/oci/client.js';
+import { parseReference } from '../../../src/oci/reference.js';
 import { craneBinary, craneImage } from '../../support/crane.js';
-import { gzipLayer, imageOf } from '../../support/oci-images.js';
-import { registryAvailable, startRegistry } from '../../support/registry.js';
+import {
+  gzipLayer,
+  imageOf,
+  indexOf,
+  tarLayer,
+  type TestImage,
+  zstdLayer,
+} from '../../support/oci-images.js';
+import { registryAvailable, startRegistry, type TestRegistry } from '../../support/registry.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { repo, runBosun } from '../../unit/cli/run-bosun.js';
 import { eventually, freshNamespace } from '../support.js';
@@ -29,7 +41,16 @@ import {
   sampleCatalog,
 } from './image-catalogs.js';
 import { uniqueGroup } from './operator-support.js';
-import { catalogSource, create, get, list, Resources, startTestManager, subscription } from './support.js';
+import {
+  catalogSource,
+  create,
+  get,
+  list,
+  mergePatch,
+  Resources,
+  startTestManager,
+  subscription,
+} from './support.js';
 
 const missing = await registryAvailable();
 if (missing) console.warn(`the catalog image end-to-end tests are skipped: ${missing}`);
@@ -245,5 +266,152 @@ describe.skipIf(missing !== undefined)('images built with crane alone', () => {
     expect(lookups.map((l) => [l.identifier, l.path]).sort()).toEqual([...images].sort());
     const csv = await get<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns, 'bosun-sample.v0.1.1');
     expect(JSON.stringify(csv?.spec)).toContain(group);
+  });
+});
+
+describe.skipIf(missing !== undefined)('a catalog image the manager cannot read', () => {
+  let registry: TestRegistry;
+  beforeAll(async () => {
+    registry = await startRegistry({ kind: 'plain' });
+  });
+
+  /** Pushes an image by its digest only (an index's member). */
+  async function pushByDigest(repository: string, img: TestImage) {
+    const r = parseReference(`${repository}:unused`);
+    for (const blob of [img.config, ...img.layers])
+      await push.pushBlob(r, { ...blob.descriptor, data: blob.data });
+    await push.pushManifest(r, img.manifest, img.mediaType, img.digest);
+  }
+
+  it('an index without linux/amd64, or a catalog file past the file limit, names the image and the cause; the last good catalog stays, a Subscription installs from it, and the manager serves on', async () => {
+    const group = uniqueGroup();
+    const images = await pushSampleBundles(push, registry.host, group);
+    const good = imageOnlyCatalog(await sampleCatalog(), (b) => images.get(b)!, isSample01, group);
+    const repository = `${registry.host}/catalogs/unreadable`;
+    const goodDigest = await pushCatalog(push, `${repository}:good`, good);
+    const ns = await namespaceWithGroup('e2e-unreadable');
+    await create(
+      Resources.CatalogSource,
+      ns,
+      catalogSource(ns, 'c', {
+        sourceType: 'grpc',
+        image: `${repository}:good`,
+        updateStrategy: { registryPoll: { interval: '1s' } },
+      }),
+    );
+    await readyOf(ns, 'c', (c) => c?.status === 'True', 'the CatalogSource to be READY');
+    const ref = { namespace: ns, name: 'c' };
+    const held = manager.ctx.catalogs.get(ref)!;
+    expect(held.digest).toBe(goodDigest);
+
+    /** Points the CatalogSource at `image`, waits for it to fail with `reason` saying `says`; the good catalog stays. */
+    const failsWith = async (image: string, reason: string, ...says: (string | RegExp)[]) => {
+      await mergePatch(Resources.CatalogSource, ns, 'c', { spec: { image } });
+      const cs = await readyOf(
+        ns,
+        'c',
+        (c) => c?.status === 'False' && c.message?.includes(image) === true,
+        `${image} to fail`,
+      );
+      expect(ready(cs)?.reason).toBe(reason);
+      for (const s of says) expect(ready(cs)?.message).toMatch(s);
+      expect(cs.status?.connectionState).toMatchObject({
+        lastObservedState: 'TRANSIENT_FAILURE',
+        address: image,
+      });
+      // The very content read from the good image, not a copy read again.
+      expect(manager.ctx.catalogs.get(ref)).toBe(held);
+      return cs;
+    };
+    const restore = async () => {
+      await mergePatch(Resources.CatalogSource, ns, 'c', { spec: { image: `${repository}:good` } });
+      await readyOf(ns, 'c', (c) => c?.status === 'True', 'the CatalogSource to be READY again');
+    };
+
+    // Indexes whose every image is a valid catalog, but none for linux/amd64: OCI and Docker
+    // lists of other architectures, and amd64 of another OS.
+    const labels = { [CatalogImageLabel.Configs]: '/configs' };
+    const catalogOn = (os: string, architecture: string) =>
+      imageOf([gzipLayer([{ path: 'configs/catalog.json', data: good.get('catalog.json')! }])], {
+        labels,
+        platform: { os, architecture },
+      });
+    const indexes: [string, [string, string][], boolean, string][] = [
+      [
+        'oci-arm64-s390x',
+        [
+          ['linux', 'arm64'],
+          ['linux', 's390x'],
+        ],
+        false,
+        'linux/arm64, linux/s390x',
+      ],
+      ['docker-arm64', [['linux', 'arm64']], true, 'linux/arm64'],
+      ['windows-amd64', [['windows', 'amd64']], false, 'windows/amd64'],
+    ];
+    for (const [tag, platforms, docker, has] of indexes) {
+      const members = platforms.map(([os, architecture]) => ({
+        image: catalogOn(os, architecture),
+        platform: { os, architecture },
+      }));
+      for (const m of members) await pushByDigest(repository, m.image);
+      const index = indexOf(members, docker);
+      await push.pushManifest(parseReference(`${repository}:${tag}`), index.bytes, index.mediaType, tag);
+      await failsWith(
+        `${repository}:${tag}`,
+        'RegistryServerError',
+        `has no image for linux/amd64; it has ${has}`,
+        index.digest,
+      );
+      await restore();
+    }
+
+    // A catalog file past the file limit, lowered to 1 MiB for the manager: a 2 MiB file in a
+    // gzip layer that compresses to a few kilobytes, in an uncompressed layer, and in zstd.
+    const huge = JSON.stringify({
+      schema: 'olm.package',
+      name: 'huge',
+      description: 'x'.repeat(2 * 2 ** 20),
+    });
+    const before = process.env[CatalogLimitEnv.File];
+    process.env[CatalogLimitEnv.File] = '1';
+    try {
+      for (const [tag, layer] of [
+        ['huge-gzip', gzipLayer],
+        ['huge-tar', tarLayer],
+        ['huge-zstd', zstdLayer],
+      ] as const) {
+        const entries = [
+          { path: 'configs/catalog.json', data: good.get('catalog.json')! },
+          { path: 'configs/huge/catalog.json', data: huge },
+        ];
+        await pushRaw(push, `${repository}:${tag}`, imageOf([layer(entries)], { labels }));
+        await failsWith(
+          `${repository}:${tag}`,
+          'InvalidCatalog',
+          'configs/huge/catalog.json',
+          `past the limit of ${2 ** 20} for one file`,
+        );
+        if (tag !== 'huge-zstd') await restore();
+      }
+      // Left failing: a Subscription still resolves and installs from the last good catalog.
+      const plans = await installs(ns, 'c', 'bosun-sample.v0.1.1');
+      expect(plans.flatMap((p) => p.status?.bundleLookups ?? [])).toContainEqual(
+        expect.objectContaining({
+          identifier: 'bosun-sample.v0.1.1',
+          path: images.get('bosun-sample.v0.1.1'),
+        }),
+      );
+      expect(ready(await get<CatalogSource>(Resources.CatalogSource, ns, 'c'))?.status).toBe('False');
+    } finally {
+      if (before === undefined) delete process.env[CatalogLimitEnv.File];
+      else process.env[CatalogLimitEnv.File] = before;
+    }
+
+    // The manager is up and serving: its health endpoint answers and the source is read again.
+    expect(manager.ready()).toBe(true);
+    expect(manager.url).toBeDefined();
+    expect((await fetch(new URL('/healthz', manager.url))).status).toBe(200);
+    await restore();
   });
 });
