@@ -37,6 +37,14 @@ export interface RequestOptions {
 
 export const defaultRequestTimeoutMs = 30_000;
 
+/** Checks a request before it is sent; throws to refuse it. */
+export type RequestGuard = (opts: RequestOptions) => void;
+
+/** Whether a request changes the cluster (anything but GET). */
+export function isWrite(opts: Pick<RequestOptions, 'method'>): boolean {
+  return (opts.method ?? 'GET') !== 'GET';
+}
+
 /** A response of the API server outside 2xx: its status code, raw body and headers. */
 export class ApiError extends Error {
   override name = 'ApiError';
@@ -69,6 +77,8 @@ export class KubeClient {
   private pool: KubeClient = this;
   /** For a derived client: who its requests are made as. */
   private as: Impersonation | undefined;
+  /** For a guarded client: throws to refuse a request before it is sent (`guarded`). */
+  private guard: RequestGuard | undefined;
 
   constructor(readonly access: ClusterAccess) {}
 
@@ -95,8 +105,30 @@ export class KubeClient {
     if (as.user === '' || /[\r\n\0]/.test(as.user))
       throw new Error(`cannot impersonate ${JSON.stringify(as.user)}`);
     const derived = new KubeClient(this.access);
-    derived.pool = this;
+    derived.pool = this.pool;
     derived.as = as;
+    // An install scoped to a ServiceAccount is held to the same rule as the client it came from.
+    derived.guard = this.guard;
+    return derived;
+  }
+
+  /**
+   * A client over this one's connections whose every request, and every request of a client
+   * derived from it, first passes `guard`, which throws to refuse it. The manager gives its
+   * controllers one that refuses writes while it does not hold the leader Lease, so a reconcile
+   * still running when leadership ends cannot write beside the new leader.
+   */
+  guarded(guard: RequestGuard): KubeClient {
+    const derived = new KubeClient(this.access);
+    derived.pool = this.pool;
+    derived.as = this.as;
+    const outer = this.guard;
+    derived.guard = outer
+      ? (opts) => {
+          outer(opts);
+          guard(opts);
+        }
+      : guard;
     return derived;
   }
 
@@ -151,6 +183,7 @@ export class KubeClient {
   }
 
   private async send(opts: RequestOptions): Promise<http.IncomingMessage> {
+    this.guard?.(opts);
     const url = new URL(this.server + opts.path);
     for (const [k, v] of Object.entries(opts.query ?? {})) {
       if (v !== undefined) url.searchParams.set(k, String(v));

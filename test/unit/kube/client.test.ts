@@ -2,7 +2,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clusterAccess } from '../../../src/kube/access.js';
-import { collectionPath, KubeClient, objectPath } from '../../../src/kube/client.js';
+import { collectionPath, isWrite, KubeClient, objectPath } from '../../../src/kube/client.js';
 import { parseKubeconfig } from '../../../src/kube/kubeconfig.js';
 
 describe('API paths', () => {
@@ -115,6 +115,31 @@ describe('KubeClient.impersonating', () => {
       client.close();
     },
   );
+
+  it('a guarded client sends no write its guard refuses, nor does a client derived from it', async () => {
+    const client = await echo();
+    let received = 0;
+    server!.on('request', () => received++);
+    let leading = true;
+    const gated = client.guarded((opts) => {
+      if (isWrite(opts) && !leading) throw new Error(`refused ${opts.method}`);
+    });
+    const scoped = gated.impersonating({ user: 'system:serviceaccount:team:installer' });
+    await gated.request({ method: 'PATCH', path: '/a', body: {} });
+    expect(received).toBe(1);
+    leading = false;
+    // Every verb that changes the cluster, from the client and from one it derived.
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE'] as const) {
+      await expect(gated.request({ method, path: '/b', body: {} })).rejects.toThrow(`refused ${method}`);
+      await expect(scoped.request({ method, path: '/b', body: {} })).rejects.toThrow(`refused ${method}`);
+    }
+    expect(received).toBe(1);
+    // Reads still pass, as the guard says; the parent client is not guarded.
+    await gated.request({ path: '/c' });
+    await client.request({ method: 'DELETE', path: '/d' });
+    expect(received).toBe(3);
+    client.close();
+  });
 
   it('does not impersonate twice', async () => {
     const client = await echo();
