@@ -23,7 +23,8 @@ import {
 } from '../apis/operators.js';
 import { Applier } from '../kube/apply.js';
 import { objectKey, splitKey } from '../kube/cache.js';
-import { systemClock, type Clock } from '../kube/clock.js';
+import { sleep, systemClock, type Clock } from '../kube/clock.js';
+import type { KubeClient } from '../kube/client.js';
 import { connectToCluster } from '../kube/config.js';
 import { installCrds } from '../kube/crds.js';
 import { isNamespaceTerminating, isNotFound, parseApiError } from '../kube/errors.js';
@@ -78,6 +79,13 @@ import { removeStaleRegistration } from '../server/packageserver/register.js';
 import { csvController } from '../controllers/csv.js';
 import { ServingResources } from '../controllers/csv-serving.js';
 import { DefaultGlobalNamespace, DefaultMetricsAddress } from './defaults.js';
+import {
+  drainThenRelease,
+  type LeaderElectionOptions,
+  managerElection,
+  refuseWrites,
+  standbyOutcome,
+} from './leadership.js';
 import { installPlanController } from '../controllers/installplan.js';
 import { metadataOnly, operatorController } from '../controllers/operator.js';
 import { operatorConditionController } from '../controllers/operatorcondition.js';
@@ -131,6 +139,16 @@ export interface ManagerOptions {
   registry?: TransportOptions;
   /** Concurrent reconciles per controller. */
   concurrency?: number;
+  /**
+   * Run the controllers only while holding a Lease (leader-election.ts), so several managers can
+   * run: every one serves reads, one reconciles. Unset: this manager reconciles alone.
+   */
+  leaderElection?: LeaderElectionOptions;
+  /**
+   * At stop, how long running reconciles may finish before they are abandoned (their writes
+   * refused from then on) and the Lease released; default 20 s, within Kubernetes' 30 s grace.
+   */
+  drainMs?: number;
   clock?: Clock;
 }
 
@@ -146,6 +164,13 @@ export interface RunningManager {
   ready(): boolean;
   /** Resolves when every work queue has nothing ready or running. */
   idle(): Promise<void>;
+  /** Whether this manager's controllers run: it holds the Lease, or runs without leader election. */
+  isLeader(): boolean;
+  /**
+   * Resolves when leadership is lost (the renew deadline passed): the controllers are stopped and
+   * their writes refused; the process should exit non-zero at once, to start again as a standby.
+   */
+  lost: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -222,7 +247,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     const all = Object.values(informers) as Informer<KubeObject>[];
     stopping.push(() => Promise.all(all.map((i) => i.stop())).then(() => undefined));
 
-    const { registry, metrics, watchQueue } = createMetrics();
+    const { registry, metrics, watchQueue, watchLeader } = createMetrics();
     const catalogSpool = await CatalogSpool.open();
     stopping.push(() => catalogSpool.close());
     const catalogs = new MemoryCatalogStore(opts.globalNamespace ?? DefaultGlobalNamespace, (file) =>
@@ -247,49 +272,82 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
       grpc: grpcFetcher({ spool: catalogSpool }),
       image: imageFetcher({ spool: catalogSpool, access: registries }),
     };
-    const events = new EventRecorder({
-      client,
-      clock,
-      onError: (err) => log.debug({ err }, 'event not recorded'),
-    });
     // Each reconcile runs with its own child logger; `ctx.log` reads it from here.
     const reconcileLog = new AsyncLocalStorage<Logger>();
-    const ctx = {
-      client,
-      applier,
-      schemas: new SchemaSource({ client, crds: () => informers.crds.list(), clock }),
-      events,
-      clock,
-      informers,
-      catalogs,
-      catalogFetchers,
-      bundles: catalogBundleContent(catalogs, bundleImages),
-      globalNamespace: opts.globalNamespace ?? DefaultGlobalNamespace,
-      metrics,
-    } as Omit<ControllerContext, 'log'> as ControllerContext;
-    Object.defineProperty(ctx, 'log', { get: () => reconcileLog.getStore() ?? log, enumerable: true });
-
-    const queues: WorkQueue[] = [];
-    const running = opts.controllers ?? controllers;
-    for (const controller of running) {
-      // Each controller is given only the informers and ports it declared.
-      const scoped = scopedContext(ctx, controller);
-      const reconcile = controller.reconcile(scoped);
-      const queue = new WorkQueue({
+    const schemas = new SchemaSource({ client, crds: () => informers.crds.list(), clock });
+    const globalNamespace = opts.globalNamespace ?? DefaultGlobalNamespace;
+    /** The controllers' ports, writing through `writer`: everything else is shared. */
+    const contextWriting = (writer: KubeClient): ControllerContext => {
+      const ctx = {
+        client: writer,
+        applier: writer === client ? applier : new Applier(writer),
+        schemas,
+        events: new EventRecorder({
+          client: writer,
+          clock,
+          onError: (err) => log.debug({ err }, 'event not recorded'),
+        }),
         clock,
-        concurrency: opts.concurrency ?? 4,
-        reconcile: (key) =>
-          reconcileLog.run(reconcileLogger(log, controller, key), () =>
-            dropInTerminatingNamespace(reconcile, key, ctx.log),
-          ),
-        onOutcome: (o) => reportOutcome(log, metrics, controller, o),
+        informers,
+        catalogs,
+        catalogFetchers,
+        bundles: catalogBundleContent(catalogs, bundleImages),
+        globalNamespace,
+        metrics,
+      } as Omit<ControllerContext, 'log'> as ControllerContext;
+      Object.defineProperty(ctx, 'log', { get: () => reconcileLog.getStore() ?? log, enumerable: true });
+      return ctx;
+    };
+
+    const running = opts.controllers ?? controllers;
+    const election = opts.leaderElection
+      ? managerElection({ client, clock, log, globalNamespace, ...opts.leaderElection })
+      : undefined;
+    // Without leader election this manager is the only one and writes freely; with it, every write
+    // of the controllers passes the election's gate, which closes the moment leadership ends.
+    const ctx = contextWriting(election ? client.guarded(election.writeGate) : client);
+    const controllerSet = (set: readonly Controller[], c: ControllerContext, standby = false): WorkQueue[] =>
+      set.map((controller) => {
+        // Each controller is given only the informers and ports it declared.
+        const scoped = scopedContext(c, controller);
+        const reconcile = controller.reconcile(scoped);
+        const queue = new WorkQueue({
+          clock,
+          concurrency: opts.concurrency ?? 4,
+          reconcile: (key) =>
+            reconcileLog.run(reconcileLogger(log, controller, key), async () => {
+              const result = dropInTerminatingNamespace(reconcile, key, c.log);
+              return standby ? standbyOutcome(result) : result;
+            }),
+          onOutcome: (o) => reportOutcome(log, metrics, controller, o),
+        });
+        // Watches are registered before the informers start: informers replay nothing to a
+        // handler added later, and a queue not started yet keeps the keys it is given.
+        const unwatch = controller.watch(scoped, (key) => queue.add(key));
+        if (unwatch) stopping.push(unwatch);
+        if (!standby) watchQueue(controller.name, () => queue.depth());
+        return queue;
       });
-      const unwatch = controller.watch(scoped, (key) => queue.add(key));
-      if (unwatch) stopping.push(unwatch);
-      watchQueue(controller.name, () => queue.depth());
-      queues.push(queue);
-    }
-    stopping.push(() => Promise.all(queues.map((q) => q.shutdown())).then(() => undefined));
+    const queues = controllerSet(running, ctx);
+    // A standby keeps its catalogs loaded, to serve the web catalog and the PackageManifest API and
+    // to take over without fetching them first; its CatalogSource reconciles fetch but cannot
+    // write (status, Events): those writes are the leader's.
+    const standbyQueues = election
+      ? controllerSet(
+          running.filter((c) => c === catalogSourceController),
+          contextWriting(client.guarded(refuseWrites('a standby manager does not write to the cluster'))),
+          true,
+        )
+      : [];
+    stopping.push(() =>
+      drainThenRelease({
+        queues: [...queues, ...standbyQueues],
+        election,
+        drainMs: opts.drainMs ?? 20_000,
+        clock,
+        log,
+      }),
+    );
 
     const packages = new PackageIndex({
       catalogs,
@@ -306,7 +364,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
         });
       },
       readPayloads: (docs) => withPayloadsAll(docs),
-      globalNamespace: ctx.globalNamespace,
+      globalNamespace,
       log,
     });
     packages.start();
@@ -314,6 +372,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
 
     for (const i of all) i.start();
     const ready = () => all.every((i) => i.hasSynced());
+    watchLeader(() => (election ? election.isLeader() : true));
 
     let server: RunningServer | undefined;
     // One cache and rate limit of reviews for the web catalog's viewers and the PackageManifest API.
@@ -326,6 +385,8 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
         address,
         registry,
         ready,
+        // With leader election, /readyz says which role this replica has (both serve reads).
+        ...(election ? { role: () => (election.isLeader() ? 'leader' : 'standby') } : {}),
         ...(opts.routes ? { routes: opts.routes } : {}),
         web: webCatalog(web, undefined, webAccess({ reviewer, globalNamespace: ctx.globalNamespace, log })),
         hostnames: opts.webHosts ?? [],
@@ -336,8 +397,24 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     }
 
     await Promise.all(all.map((i) => i.synced()));
-    // Queues start after the caches are full, so no reconcile acts on a partial view.
-    for (const q of queues) q.start();
+    // Queues start after the caches are full, so no reconcile acts on a partial view; with leader
+    // election, the controllers' queues start only once this manager holds the Lease.
+    if (election) {
+      for (const q of standbyQueues) q.start();
+      election.start({
+        onStartedLeading: async () => {
+          // The standby's fetches cannot write; they are stopped so that no two reconciles of one
+          // CatalogSource update the store at once, without waiting long on a slow fetch.
+          await Promise.race([Promise.all(standbyQueues.map((q) => q.shutdown())), sleep(clock, 2_000)]);
+          // A stop that came meanwhile has shut the queues down: they stay so.
+          if (election.isLeader()) for (const q of queues) q.start();
+        },
+        // The gate is closed already; queued keys are dropped, running reconciles refused their writes.
+        onLost: () => void Promise.all(queues.map((q) => q.shutdown())),
+      });
+    } else {
+      for (const q of queues) q.start();
+    }
 
     let packageApi: RunningPackageApi | undefined;
     if (opts.packageApiAddr) {
@@ -361,6 +438,8 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
       ...(server ? { url: server.url } : {}),
       ready,
       idle: () => Promise.all(queues.map((q) => q.idle())).then(() => undefined),
+      isLeader: () => (election ? election.isLeader() : true),
+      lost: election ? election.lost : new Promise<never>(() => {}),
       stop: async () => {
         await stop();
         log.info('manager stopped');

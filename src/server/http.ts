@@ -16,6 +16,11 @@ export interface HttpServerOptions {
   address: string;
   registry: Registry;
   ready: () => boolean;
+  /**
+   * With leader election: `leader` or `standby`, the body of a 200 /readyz. A synced standby is
+   * ready, since it serves every read; the body says whether it also reconciles.
+   */
+  role?: () => string;
   /** Extra GET routes: path → body producer (for served catalogs). */
   routes?: Record<string, () => Promise<{ contentType: string; body: string }>>;
   /** The web catalog, answering the paths the routes above do not. */
@@ -63,7 +68,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningS
       if (path === '/healthz') return send(200, 'text/plain', 'ok\n');
       if (path === '/readyz') {
         return opts.ready()
-          ? send(200, 'text/plain', 'ok\n')
+          ? send(200, 'text/plain', `${opts.role?.() ?? 'ok'}\n`)
           : send(503, 'text/plain', 'informers not synced\n');
       }
       if (path === '/metrics') return send(200, opts.registry.contentType, await opts.registry.metrics());

@@ -11,6 +11,8 @@ export interface ManagerMetrics {
   metrics: Metrics;
   /** Reports a controller's queue depth whenever /metrics is scraped. */
   watchQueue(controller: string, depth: () => number): void;
+  /** Reports whether this manager leads (runs the controllers) whenever /metrics is scraped. */
+  watchLeader(isLeader: () => boolean): void;
 }
 
 export function createMetrics(): ManagerMetrics {
@@ -52,9 +54,19 @@ export function createMetrics(): ManagerMetrics {
       for (const [controller, depth] of queues) this.set({ controller }, depth());
     },
   });
+  let leads: () => boolean = () => true;
+  new Gauge({
+    name: 'bosun_leader',
+    help: 'Whether this manager holds the leader Lease and runs the controllers (1) or is a standby serving reads (0)',
+    registers: [registry],
+    collect() {
+      this.set(leads() ? 1 : 0);
+    },
+  });
   return {
     registry,
     watchQueue: (controller, depth) => queues.set(controller, depth),
+    watchLeader: (isLeader) => (leads = isLeader),
     metrics: {
       reconciled(controller, outcome, seconds) {
         reconciles.inc({ controller, outcome });

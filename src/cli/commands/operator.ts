@@ -1,4 +1,8 @@
-import { DefaultGlobalNamespace, DefaultMetricsAddress } from '../../manager/defaults.js';
+import {
+  DefaultGlobalNamespace,
+  DefaultLeaderElectionId,
+  DefaultMetricsAddress,
+} from '../../manager/defaults.js';
 import type { Logger } from 'pino';
 import { UserError } from '../../util/errors.js';
 import { createLogger, defaultLogFormat, type LogFormat, LogLevels } from '../../util/log.js';
@@ -93,9 +97,25 @@ const runCommand: Command = {
   options: {
     ...managerOptions,
     'install-crds': { type: 'boolean', description: 'Install or update the CRDs from deploy/crds first' },
+    'leader-elect': {
+      type: 'boolean',
+      description:
+        'Reconcile only while holding a Lease, so several replicas can run: each serves the web catalog, /metrics and the PackageManifest API, one reconciles; /readyz says leader or standby',
+    },
+    'leader-election-namespace': {
+      type: 'string',
+      valueName: 'NS',
+      description: 'The namespace of the Lease (default: the global namespace)',
+    },
+    'leader-election-id': {
+      type: 'string',
+      valueName: 'NAME',
+      description: `The name of the Lease (default: ${DefaultLeaderElectionId})`,
+    },
   },
   run: async ({ values, ctx }) => {
     const logger = managerLogger(values, ctx);
+    const leaderElection = leaderElectionOption(values);
     const { startManager } = await import('../../manager/manager.js');
     const manager = await startManager({
       kubeconfig: str(values, 'kubeconfig'),
@@ -106,12 +126,52 @@ const runCommand: Command = {
       packageApiAddr: str(values, 'package-api-addr'),
       webHosts: webHosts(values),
       logger,
+      ...(leaderElection ? { leaderElection } : {}),
     });
-    await untilSignal();
+    const ended = await Promise.race([untilSignal(), manager.lost.then(() => 'lost' as const)]);
+    if (ended === 'lost') {
+      // As controller-runtime: the controllers are stopped and their writes refused; exit at once,
+      // non-zero, so the Deployment starts this replica again as a clean standby.
+      logger.error('leader election lost, exiting');
+      logger.flush();
+      process.exit(1);
+    }
+    // A stop (SIGTERM, Ctrl-C): no new work, running reconciles finish or are abandoned, the
+    // Lease is released, then the process exits 0.
     await manager.stop();
     return 0;
   },
 };
+
+const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const dnsSubdomain = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** --leader-elect and its Lease, checked before connecting: a bad name is named, not sent. */
+export function leaderElectionOption(values: Values): { namespace?: string; id?: string } | undefined {
+  const namespace = str(values, 'leader-election-namespace');
+  const id = str(values, 'leader-election-id');
+  if (!bool(values, 'leader-elect')) {
+    const given =
+      namespace !== undefined
+        ? '--leader-election-namespace'
+        : id !== undefined
+          ? '--leader-election-id'
+          : '';
+    if (given) throw new UserError(`${given} needs --leader-elect`, 2);
+    return undefined;
+  }
+  if (namespace !== undefined && !dnsLabel.test(namespace))
+    throw new UserError(
+      `--leader-election-namespace: ${JSON.stringify(namespace)} is not a namespace name (a DNS label)`,
+      2,
+    );
+  if (id !== undefined && !dnsSubdomain.test(id))
+    throw new UserError(
+      `--leader-election-id: ${JSON.stringify(id)} is not a Lease name (a DNS subdomain)`,
+      2,
+    );
+  return { ...(namespace !== undefined ? { namespace } : {}), ...(id !== undefined ? { id } : {}) };
+}
 
 export const operatorCommand: Command = {
   name: 'operator',
