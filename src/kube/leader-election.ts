@@ -184,7 +184,7 @@ export class LeaderElector {
     while (!signal.aborted) {
       acquired = await this.attempt(signal, clock.now() + retryPeriodMs);
       if (acquired) break;
-      await sleep(clock, retryPeriodMs * (1 + 0.2 * this.random()), signal);
+      await sleep(clock, this.nextTry(retryPeriodMs * (1 + 0.2 * this.random())), signal);
     }
     if (signal.aborted) {
       // Stopped as the Lease was being taken: hand it back rather than leave it held by nobody.
@@ -255,6 +255,18 @@ export class LeaderElector {
     } finally {
       timer.cancel();
     }
+  }
+
+  /**
+   * When a standby tries again: after the jittered retry period, or the moment the holder's lease
+   * runs out by our observation if that is sooner, so a crashed leader is replaced as soon as the
+   * rules allow rather than up to a retry period later.
+   */
+  private nextTry(retryMs: number): number {
+    if (!this.view || !this.heldByAnother()) return retryMs;
+    const untilFree =
+      this.view.observedAt + this.view.current.leaseDurationSeconds * 1000 - this.opts.clock.now();
+    return untilFree > 0 ? Math.min(retryMs, untilFree) : retryMs;
   }
 
   private heldByAnother(): boolean {

@@ -67,6 +67,8 @@ class MemoryLease {
   lease: StoredLease | undefined;
   private rv = 0;
   conflicts = 0;
+  /** Every read: when it was answered (true time), for whom, and the resourceVersion it saw. */
+  readonly reads: { t: number; by: string; resourceVersion: string | undefined }[] = [];
   /** Every successful write: when (true time), by whom, and what. */
   readonly writes: { t: number; by: string; record: LeaseRecord; resourceVersion: string }[] = [];
 
@@ -93,7 +95,10 @@ class MemoryLease {
       get: () => {
         if (view.cut) return Promise.reject(new Error('connection refused'));
         const seen = this.lease && structuredClone(this.lease);
-        return after(() => seen);
+        return after(() => {
+          this.reads.push({ t: this.world.t, by: identity, resourceVersion: seen?.resourceVersion });
+          return seen;
+        });
       },
       create: (record: LeaseRecord) => {
         if (view.cut) return Promise.reject(new Error('connection refused'));
@@ -282,6 +287,12 @@ describe('LeaderElector', () => {
     const takeover = b.terms[0]!.from;
     expect(takeover - lastRenewal).toBeGreaterThanOrEqual(leaseDurationMs);
     expect(takeover - lastRenewal).toBeLessThan(leaseDurationMs + retryPeriodMs * 1.2 + 100);
+    // B tries again the moment the lease runs out by its own observation (when it first read the
+    // last renewal), not up to a retry period later: just a read and a write after.
+    const lastRv = lease.writes.filter((w) => w.by === 'a').at(-1)!.resourceVersion;
+    const seen = lease.reads.find((r) => r.by === 'b' && r.resourceVersion === lastRv)!.t;
+    expect(takeover - seen).toBeGreaterThanOrEqual(leaseDurationMs);
+    expect(takeover - seen).toBeLessThanOrEqual(leaseDurationMs + 2 * 5);
     expect(lease.lease!.record).toMatchObject({ holderIdentity: 'b', leaseTransitions: 1 });
     expectNoOverlap(a, b);
   });
