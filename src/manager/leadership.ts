@@ -18,6 +18,7 @@ import { parseApiError } from '../kube/errors.js';
 import { type ElectionTiming, LeaderElector } from '../kube/leader-election.js';
 import { apiLeaseStore } from '../kube/lease-store.js';
 import type { ReconcileResult, WorkQueue } from '../kube/workqueue.js';
+import { escapeControls } from '../util/terminal.js';
 import { DefaultLeaderElectionId } from './defaults.js';
 
 export interface LeaderElectionOptions {
@@ -103,13 +104,14 @@ export function managerElection(
       signalLost();
     },
     onNewLeader: (holder) => {
-      if (holder !== identity) log.info({ leader: holder || null }, 'the leader is another manager');
+      if (holder !== identity)
+        log.info({ leader: holder ? shown(holder) : null }, 'the leader is another manager');
     },
     onAttemptFailed: (err) => {
       // A conflict is the election working (someone else wrote first); anything else, once per cause.
       const api = parseApiError(err);
       if (api?.code === 409) return log.debug('lease update conflicted');
-      const message = api?.message ?? (err instanceof Error ? err.message : String(err));
+      const message = shown(api?.message ?? (err instanceof Error ? err.message : String(err)));
       if (message !== lastFailure) log.warn({ err: message }, 'could not read or write the leader Lease');
       lastFailure = message;
     },
@@ -136,6 +138,15 @@ export function managerElection(
       await done;
     },
   };
+}
+
+/**
+ * Text of the Lease (anyone allowed to write it chooses its holder) and of the API server, as a
+ * log shows it: cut short, and with every control character escaped, so that it cannot move a
+ * terminal's cursor, plant a link, or start a log line of its own.
+ */
+function shown(text: string): string {
+  return escapeControls(text.length > 200 ? `${text.slice(0, 200)}…` : text);
 }
 
 /** A standby's reconcile whose write was refused is not a failure: it looks again in a minute. */
