@@ -242,7 +242,9 @@ const leasePath = () =>
 
 beforeAll(async () => {
   // The managers' global namespace, of this file alone: it holds their Lease and the catalogs.
-  g = await freshNamespace('le-global');
+  // Not a freshNamespace: those are deleted after each test, and this one must outlive them.
+  g = `le-global-${Date.now().toString(36)}`;
+  await client().request({ method: 'POST', path: '/api/v1/namespaces', body: { metadata: { name: g } } });
   leaseRecorder = await recordVersions({ Lease: leasePath() });
 });
 
@@ -261,6 +263,7 @@ afterAll(async () => {
   leaseRecorder?.stop();
   objectRecorder?.stop();
   await Promise.all(running.map((m) => killWith(m, 'SIGKILL')));
+  if (g) await client().request({ method: 'DELETE', path: `/api/v1/namespaces/${g}` });
   console.log(`leader election figures: ${JSON.stringify(figures)}`);
 });
 
@@ -405,5 +408,31 @@ describe('leader election between two manager processes', () => {
     ).toEqual([]);
     const stopped = await killWith(c, 'SIGTERM');
     expect(stopped.code).toBe(0);
+  });
+
+  it('a leader that finds another holder in its Lease stops reconciling and exits 1 at once', async () => {
+    const d = await managerProcess(g);
+    running.push(d);
+    await eventually(
+      'the manager to hold the Lease',
+      async () => (currentHolder() === d.identity ? true : undefined),
+      30_000,
+    );
+    // Someone allowed to write the Lease gives it to another holder (as a partitioned leader would find it taken).
+    const c = client();
+    const path = `${leasePath()}/bosun-manager`;
+    const lease = await c.request<KubeObject & { spec: Record<string, unknown> }>({ path });
+    const takenAt = Date.now();
+    await c.request({
+      method: 'PUT',
+      path,
+      body: { ...lease, spec: { ...lease.spec, holderIdentity: 'an-admin', leaseDurationSeconds: 3600 } },
+    });
+    const exit = await d.exited;
+    figures.exitAfterLeaseTakenMs = exit.at - takenAt;
+    expect(exit).toMatchObject({ code: 1, signal: null });
+    // Within a retry period (2 s, with jitter) and the time to exit.
+    expect(figures.exitAfterLeaseTakenMs).toBeLessThan(5_000);
+    expect(d.log.some((l) => l.includes('lost the leader Lease'))).toBe(true);
   });
 });
