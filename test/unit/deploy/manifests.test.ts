@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import yaml from 'js-yaml';
 import { describe, expect, it } from 'vitest';
 import { isMap, isSeq, parseAllDocuments, type YAMLMap } from 'yaml';
+import { operatorCommand } from '../../../src/cli/commands/operator.js';
 import { deployDir, kubectlMissing, renderedFile, renderKustomization } from '../../support/deploy-render.js';
 
 interface Rule {
@@ -74,6 +75,19 @@ describe('deploy/', () => {
     ];
     expect(shapes.map((s) => wildcards(s).length)).toEqual([1, 1, 1, 1, 1, 1]);
     expect(wildcards({ apiGroups: [''], resources: ['pods/status'], verbs: ['get'] })).toEqual([]);
+  });
+
+  it("the manager's container passes only flags bosun operator run knows, each once", async () => {
+    const deployment = (await rendered()).find((m) => m.kind === 'Deployment') as unknown as {
+      spec: { template: { spec: { containers: { name: string; args: string[] }[] } } };
+    };
+    const args = deployment.spec.template.spec.containers.find((c) => c.name === 'manager')?.args ?? [];
+    const run = operatorCommand.subcommands?.find((c) => c.name === 'run');
+    const known = Object.keys(run?.options ?? {});
+    const names = args.map((a) => /^--([a-z-]+)(=|$)/.exec(a)?.[1] ?? `(not a --flag: ${a})`);
+    expect(names).toContain('leader-elect');
+    expect(names.filter((n) => !known.includes(n))).toEqual([]);
+    expect(new Set(names).size).toBe(names.length);
   });
 
   it('every rule of the manager ClusterRole and its Lease Role says why, in a comment above it', async () => {
