@@ -8,6 +8,7 @@
  */
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, type Server } from 'node:net';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import type { Condition } from '../../../src/apis/meta.js';
@@ -21,6 +22,7 @@ import { type OpmServer, startOpmServe } from '../../support/opm-serve.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { repo } from '../../unit/cli/run-bosun.js';
 import { eventually, freshNamespace } from '../support.js';
+import { sampleCatalogJson, uniqueGroup } from './operator-support.js';
 import {
   catalogSource,
   create,
@@ -62,9 +64,24 @@ async function opmServe(ctx: TestContext, dir: string): Promise<OpmServer> {
   return startOpmServe(opm.ok ? opm.path : '', dir);
 }
 
+/** catalogs/bosun-samples copied to a folder of the test's, its sample API group moved to `group`. */
+async function samplesInGroup(group: string): Promise<string> {
+  const dir = await tempDir('grpc-samples-');
+  for (const pkg of ['bosun-sample', 'bosun-sample-dashboard']) {
+    await mkdir(join(dir, pkg));
+    await writeFile(
+      join(dir, pkg, 'catalog.json'),
+      await sampleCatalogJson(group, join(samples, pkg, 'catalog.yaml')),
+    );
+  }
+  return dir;
+}
+
 describe('a CatalogSource of sourceType grpc with spec.address', () => {
   it('reads the catalog opm serve serves, installs from it, loads it once however often it polls, and keeps it while the server is gone', async (ctx) => {
-    const server = await opmServe(ctx, samples);
+    // The samples with the operator's API in a group of this test's own: the test control plane
+    // is shared, and another test installing an older bosun-sample must not meet this newer CRD.
+    const server = await opmServe(ctx, await samplesInGroup(uniqueGroup()));
     let stopped = false;
     try {
       const ns = await freshNamespace('grpc-catsrc');

@@ -30,11 +30,12 @@ export function uniqueGroup(): string {
 }
 
 /**
- * The `bosun-sample` package of catalogs/bosun-samples as a JSON stream, with every mention of
- * its API group (in the CRDs, CSVs, examples and `olm.gvk` properties) moved to `group`.
+ * The `bosun-sample` package of catalogs/bosun-samples (or the package of another catalog file,
+ * such as bosun-sample-dashboard's) as a JSON stream, with every mention of the sample API group
+ * (in the CRDs, CSVs, examples and `olm.gvk` properties, inline manifests decoded) moved to `group`.
  */
-export async function sampleCatalogJson(group: string): Promise<string> {
-  const docs = parseAllDocuments(await readFile(catalogFile, 'utf8')).map((d) => d.toJSON() as KubeObject);
+export async function sampleCatalogJson(group: string, file = catalogFile): Promise<string> {
+  const docs = parseAllDocuments(await readFile(file, 'utf8')).map((d) => d.toJSON() as KubeObject);
   const moved = (text: string) => text.replaceAll(sampleGroup, group);
   return docs
     .map((doc) => {
