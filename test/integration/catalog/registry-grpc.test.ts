@@ -1,9 +1,10 @@
 /**
  * Catalogs read over operator-registry's gRPC API (`sourceType: grpc` with `spec.address`) from
  * opm v1.73.0's own `opm serve` (tools/opm, built on first use), compared with `bosun catalog
- * render` of the same directory, and installed from by a running manager; and the servers that
- * are not one: down, not gRPC, silent, NOT_SERVING, without the Registry service, or hostile
- * (endless, oversized, dripping, lying, garbled, or reached through a socket path).
+ * render` of the same directory (a manager installing from it is
+ * test/integration/controllers/catalogsource-grpc.test.ts); and the servers that are not one:
+ * down, not gRPC, silent, NOT_SERVING, without the Registry service, or hostile (endless,
+ * oversized, dripping, lying, garbled, or reached through a socket path).
  *
  * What the API provably loses is normalised away on both sides before comparing, each rule with
  * its reason (LOST below); everything else must be equal. Skips, saying why, when opm cannot be
@@ -39,16 +40,7 @@ import {
 } from '../../support/registry-grpc-servers.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { repo, runBosun } from '../../unit/cli/run-bosun.js';
-import type { ClusterServiceVersion } from '../../../src/apis/operators.js';
 import { eventually } from '../support.js';
-import {
-  create,
-  get,
-  namespaceWithCatalog,
-  Resources,
-  startTestManager,
-  subscription,
-} from '../controllers/support.js';
 
 const CORPUS = process.env.BOSUN_CORPUS_DIR;
 const MiB = 2 ** 20;
@@ -291,41 +283,6 @@ describe('catalogs read from opm serve over gRPC', () => {
       'catalogs/bosun-samples',
     );
     expect(config.bundles.map((b) => b.name).sort()).toContain('bosun-sample.v0.2.1');
-  });
-
-  it('Bosun installs from what it read: bosun-sample-dashboard and the bosun-sample it requires reach Succeeded', async (ctx) => {
-    const server = await serve(ctx, join(repo, 'catalogs/bosun-samples'), 'the install from opm serve');
-    const read = await fetchRegistryCatalog(server.address);
-    if (!read.ok) throw new Error(read.errors.message);
-    // Put where a CatalogSource reads it until the controller speaks gRPC itself (the ConfigMap
-    // source parses and validates it again, as any catalog).
-    const manager = await startTestManager();
-    try {
-      const { packages, channels, bundles, deprecations } = read.value.config;
-      const text = [...packages, ...channels, ...bundles, ...deprecations]
-        .map((d) => JSON.stringify(d))
-        .join('\n');
-      const ns = await namespaceWithCatalog('grpc-install', text, 'from-opm');
-      await create(
-        Resources.Subscription,
-        ns,
-        subscription(ns, 'dashboard', {
-          name: 'bosun-sample-dashboard',
-          source: 'from-opm',
-          channel: 'stable',
-        }),
-      );
-      for (const csv of ['bosun-sample-dashboard.v0.2.0', 'bosun-sample.v0.2.1'])
-        await eventually(
-          `CSV ${csv} to be Succeeded`,
-          async () =>
-            (await get<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns, csv))?.status?.phase ===
-              'Succeeded' || undefined,
-          120_000,
-        );
-    } finally {
-      await manager.stop();
-    }
   });
 
   it('the sample catalog with bundle images: manifests come from GetBundle, one call per bundle', async (ctx) => {
