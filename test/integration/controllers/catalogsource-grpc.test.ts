@@ -8,7 +8,7 @@
  */
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, type Server } from 'node:net';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
 import type { Condition } from '../../../src/apis/meta.js';
@@ -22,7 +22,7 @@ import { type OpmServer, startOpmServe } from '../../support/opm-serve.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { repo } from '../../unit/cli/run-bosun.js';
 import { eventually, freshNamespace } from '../support.js';
-import { sampleCatalogJson, uniqueGroup } from './operator-support.js';
+import { sampleCatalogsData, uniqueGroup } from './operator-support.js';
 import {
   catalogSource,
   create,
@@ -64,16 +64,11 @@ async function opmServe(ctx: TestContext, dir: string): Promise<OpmServer> {
   return startOpmServe(opm.ok ? opm.path : '', dir);
 }
 
-/** catalogs/bosun-samples copied to a folder of the test's, its sample API group moved to `group`. */
+/** catalogs/bosun-samples written to a folder of the test's, its sample API group moved to `group`. */
 async function samplesInGroup(group: string): Promise<string> {
   const dir = await tempDir('grpc-samples-');
-  for (const pkg of ['bosun-sample', 'bosun-sample-dashboard']) {
-    await mkdir(join(dir, pkg));
-    await writeFile(
-      join(dir, pkg, 'catalog.json'),
-      await sampleCatalogJson(group, join(samples, pkg, 'catalog.yaml')),
-    );
-  }
+  for (const [name, text] of Object.entries(await sampleCatalogsData(group)))
+    await writeFile(join(dir, name), text);
   return dir;
 }
 

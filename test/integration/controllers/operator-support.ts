@@ -23,6 +23,10 @@ import { create, get, list, mergePatch, Resources, subscription } from './suppor
 export const SamplePackage = 'bosun-sample';
 const sampleGroup = 'sample.bosun.dev';
 const catalogFile = join(import.meta.dirname, '../../../catalogs/bosun-samples/bosun-sample/catalog.yaml');
+const dashboardCatalogFile = join(
+  import.meta.dirname,
+  '../../../catalogs/bosun-samples/bosun-sample-dashboard/catalog.yaml',
+);
 
 /** A group for one test's copy of the sample operator's API, e.g. `w3f2a91c0.sample.bosun.dev`. */
 export function uniqueGroup(): string {
@@ -50,6 +54,18 @@ export async function sampleCatalogJson(group: string, file = catalogFile): Prom
     })
     .map((d) => JSON.stringify(d))
     .join('\n');
+}
+
+/**
+ * Both packages of catalogs/bosun-samples as a catalog ConfigMap's data, the sample API group
+ * moved to `group`: for tests that install the newest bosun-sample on the shared control plane,
+ * whose 0.2 CRD (it adds a field) would otherwise refuse any later install of 0.1.x elsewhere.
+ */
+export async function sampleCatalogsData(group: string): Promise<Record<string, string>> {
+  return {
+    'bosun-sample.json': await sampleCatalogJson(group),
+    'bosun-sample-dashboard.json': await sampleCatalogJson(group, dashboardCatalogFile),
+  };
 }
 
 export const crdName = (group: string) => `widgets.${group}`;

@@ -16,6 +16,7 @@ import type { ClusterServiceVersion, OperatorGroup, Subscription } from '../../.
 import { kubectlOperatorBinary, KubectlOperatorVersion } from '../../support/kubectl-operator.js';
 import { eventually, freshNamespace } from '../support.js';
 import { get, list, Resources } from '../controllers/support.js';
+import { sampleCatalogsData, uniqueGroup } from '../controllers/operator-support.js';
 import { GlobalNamespace, managerWithPackageApi } from './support.js';
 
 const run = promisify(execFile);
@@ -74,6 +75,9 @@ describe.skipIf(!built.ok)(
         packageApiAddr: '0.0.0.0:0',
         catalog,
         displayName: 'Plugin samples',
+        // The sample operator's API in a group of this test's own: it installs 0.1.1, which the
+        // shared control plane refuses once another test left the newer 0.2 CRD there.
+        data: await sampleCatalogsData(uniqueGroup()),
       }));
     });
 

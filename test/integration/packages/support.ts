@@ -52,6 +52,8 @@ export async function managerWithPackageApi(opts: {
   packageApiAddr: string;
   catalog: string;
   displayName: string;
+  /** The catalog's ConfigMap data; catalogs/ (as `bosun start` serves it) by default. */
+  data?: Record<string, string>;
 }): Promise<{ manager: RunningManager; stop(): Promise<void> }> {
   await create(Builtin.Namespace, '', {
     apiVersion: 'v1',
@@ -72,10 +74,15 @@ export async function managerWithPackageApi(opts: {
     await manager.stop();
   };
   try {
-    await configMapCatalog(GlobalNamespace, opts.catalog, await catalogConfigMapData(repoCatalogs), {
-      displayName: opts.displayName,
-      publisher: 'Bosun',
-    });
+    await configMapCatalog(
+      GlobalNamespace,
+      opts.catalog,
+      opts.data ?? (await catalogConfigMapData(repoCatalogs)),
+      {
+        displayName: opts.displayName,
+        publisher: 'Bosun',
+      },
+    );
     await eventually(
       'the APIService to be Available',
       async () => ((await apiServiceAvailable(client())).available ? true : undefined),

@@ -9,13 +9,13 @@ import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Resources } from '../../../src/apis/operators.js';
-import { catalogConfigMapData } from '../../../src/cli/commands/start.js';
 import { type RunningManager, startManager } from '../../../src/manager/manager.js';
 import type { IndexView, PackageDetail } from '../../../src/web/client/api.js';
 import { rawHttp } from '../../support/raw-request.js';
 import { olmReaderRole, serviceAccountToken, tokenReviewsServed } from '../../support/users.js';
 import { client, ConfigMapResource, create, remove, subscription } from '../controllers/support.js';
-import { configMapCatalog, GlobalNamespace, repoCatalogs } from '../packages/support.js';
+import { sampleCatalogsData, uniqueGroup } from '../controllers/operator-support.js';
+import { configMapCatalog, GlobalNamespace } from '../packages/support.js';
 import { eventually, freshNamespace } from '../support.js';
 
 const globalCatalog = `web-global-${process.pid}`;
@@ -45,7 +45,9 @@ beforeAll(async () => {
     kind: 'Namespace',
     metadata: { name: GlobalNamespace },
   }).catch(() => undefined);
-  const samples = await catalogConfigMapData(repoCatalogs);
+  // Subscribed below: the operator's API in a group of this test's own, so the newest sample CRD it
+  // installs meets no other test's install of an older one on the shared control plane.
+  const samples = await sampleCatalogsData(uniqueGroup());
   await configMapCatalog(GlobalNamespace, globalCatalog, samples, { displayName: 'Everyone`s samples' });
   teamA = await freshNamespace('web-a');
   teamB = await freshNamespace('web-b');
