@@ -11,8 +11,7 @@ import { createServer as createTcpServer, type Server } from 'node:net';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
-import type { Condition } from '../../../src/apis/meta.js';
-import type { CatalogSource, ClusterServiceVersion } from '../../../src/apis/operators.js';
+import type { ClusterServiceVersion } from '../../../src/apis/operators.js';
 import { loadCatalog } from '../../../src/catalog/load.js';
 import { payloadOf } from '../../../src/catalog/payloads.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
@@ -25,9 +24,11 @@ import { eventually, freshNamespace } from '../support.js';
 import { sampleCatalogsData, uniqueGroup } from './operator-support.js';
 import {
   catalogSource,
+  catalogSourceWhen,
   create,
   eventsFor,
   get,
+  readyCondition,
   Resources,
   startTestManager,
   subscription,
@@ -45,16 +46,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await manager?.stop();
 });
-
-const ready = (cs: CatalogSource | undefined) =>
-  cs?.status?.conditions?.find((c: Condition) => c.type === 'Ready');
-
-async function readyOf(ns: string, name: string, want: (c: Condition | undefined) => boolean, what: string) {
-  return eventually(what, async () => {
-    const cs = await get<CatalogSource>(Resources.CatalogSource, ns, name);
-    return want(ready(cs)) ? cs : undefined;
-  });
-}
 
 async function opmServe(ctx: TestContext, dir: string): Promise<OpmServer> {
   if (!opm.ok) {
@@ -95,7 +86,7 @@ describe('a CatalogSource of sourceType grpc with spec.address', () => {
           updateStrategy: { registryPoll: { interval: '1s' } },
         }),
       );
-      const cs = await readyOf(
+      const cs = await catalogSourceWhen(
         ns,
         'registry',
         (c) => c?.status === 'True',
@@ -143,9 +134,16 @@ describe('a CatalogSource of sourceType grpc with spec.address', () => {
 
       await server.stop();
       stopped = true;
-      const down = await readyOf(ns, 'registry', (c) => c?.status === 'False', 'the source to fail');
-      expect(ready(down)).toMatchObject({ reason: 'RegistryServerError' });
-      expect(ready(down)?.message).toMatch(new RegExp(`^registry ${RegExp.escape(server.address)}: `));
+      const down = await catalogSourceWhen(
+        ns,
+        'registry',
+        (c) => c?.status === 'False',
+        'the source to fail',
+      );
+      expect(readyCondition(down)).toMatchObject({ reason: 'RegistryServerError' });
+      expect(readyCondition(down)?.message).toMatch(
+        new RegExp(`^registry ${RegExp.escape(server.address)}: `),
+      );
       expect(down.status?.reason).toBe('RegistryServerError');
       expect(down.status?.connectionState?.lastObservedState).toBe('TRANSIENT_FAILURE');
       expect(manager.ctx.catalogs.get(ref)?.digest).toBe(held.digest);
@@ -184,14 +182,16 @@ describe('a CatalogSource of sourceType grpc with spec.address', () => {
           catalogSource(ns, `a${i}`, { sourceType: 'grpc', address }),
         );
       for (const [i, address] of addresses.entries()) {
-        const cs = await readyOf(
+        const cs = await catalogSourceWhen(
           ns,
           `a${i}`,
           (c) => c?.status === 'False',
           `a${i} (${address}) to be refused`,
         );
-        expect(ready(cs), address).toMatchObject({ reason: 'SpecInvalidError' });
-        expect(ready(cs)?.message, address).toMatch(/^spec\.address: ".*" is not a registry address: /);
+        expect(readyCondition(cs), address).toMatchObject({ reason: 'SpecInvalidError' });
+        expect(readyCondition(cs)?.message, address).toMatch(
+          /^spec\.address: ".*" is not a registry address: /,
+        );
         expect(cs.status?.reason, address).toBe('SpecInvalidError');
       }
       expect(connections).toBe(0);
@@ -207,9 +207,11 @@ describe('a CatalogSource of sourceType grpc with spec.address', () => {
     try {
       const ns = await freshNamespace('grpc-notregistry');
       await create(Resources.CatalogSource, ns, catalogSource(ns, 'web', { sourceType: 'grpc', address }));
-      const cs = await readyOf(ns, 'web', (c) => c?.status === 'False', 'the source to be refused');
-      expect(ready(cs)).toMatchObject({ reason: 'RegistryServerError' });
-      expect(ready(cs)?.message).toMatch(new RegExp(`^registry ${RegExp.escape(address)}: health check: `));
+      const cs = await catalogSourceWhen(ns, 'web', (c) => c?.status === 'False', 'the source to be refused');
+      expect(readyCondition(cs)).toMatchObject({ reason: 'RegistryServerError' });
+      expect(readyCondition(cs)?.message).toMatch(
+        new RegExp(`^registry ${RegExp.escape(address)}: health check: `),
+      );
       expect(cs.status?.connectionState).toMatchObject({ lastObservedState: 'TRANSIENT_FAILURE', address });
       expect(manager.ctx.catalogs.get({ namespace: ns, name: 'web' })).toBeUndefined();
     } finally {

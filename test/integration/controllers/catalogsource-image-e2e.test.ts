@@ -12,7 +12,6 @@
 import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Condition } from '../../../src/apis/meta.js';
 import type { CatalogSource, ClusterServiceVersion, InstallPlan } from '../../../src/apis/operators.js';
 import { CatalogLimitEnv } from '../../../src/catalog/limits.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
@@ -31,7 +30,7 @@ import {
 import { registryAvailable, startRegistry, type TestRegistry } from '../../support/registry.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { repo, runBosun } from '../../unit/cli/run-bosun.js';
-import { eventually, freshNamespace } from '../support.js';
+import { eventually } from '../support.js';
 import {
   imageOnlyCatalog,
   pushCatalog,
@@ -43,10 +42,13 @@ import {
 import { uniqueGroup } from './operator-support.js';
 import {
   catalogSource,
+  catalogSourceWhen,
   create,
   get,
   list,
   mergePatch,
+  namespaceWithOperatorGroup,
+  readyCondition,
   Resources,
   startTestManager,
   subscription,
@@ -67,27 +69,6 @@ afterAll(async () => {
   await manager?.stop();
   await push?.close();
 });
-
-const ready = (cs: CatalogSource | undefined) =>
-  cs?.status?.conditions?.find((c: Condition) => c.type === 'Ready');
-
-async function readyOf(ns: string, name: string, want: (c: Condition | undefined) => boolean, what: string) {
-  return eventually(what, async () => {
-    const cs = await get<CatalogSource>(Resources.CatalogSource, ns, name);
-    return want(ready(cs)) ? cs : undefined;
-  });
-}
-
-async function namespaceWithGroup(prefix: string) {
-  const ns = await freshNamespace(prefix);
-  await create(Resources.OperatorGroup, ns, {
-    apiVersion: 'operators.coreos.com/v1',
-    kind: 'OperatorGroup',
-    metadata: { name: 'og', namespace: ns },
-    spec: { targetNamespaces: [ns] },
-  });
-  return ns;
-}
 
 /**
  * Subscribes to bosun-sample's stable channel from `source` (from `startingCSV` when given, so
@@ -171,11 +152,16 @@ describe.skipIf(missing !== undefined)('a catalog mirrored with bosun catalog mi
     ).toHaveLength(6);
     await source.stop();
 
-    const ns = await namespaceWithGroup('e2e-mirror');
+    const ns = await namespaceWithOperatorGroup('e2e-mirror');
     const image = `${mirror.host}/mirror/catalogs/samples:v1`;
     await create(Resources.CatalogSource, ns, catalogSource(ns, 'mirrored', { sourceType: 'grpc', image }));
-    const cs = await readyOf(ns, 'mirrored', (c) => c?.status === 'True', 'the mirrored catalog to be READY');
-    expect(ready(cs)?.message).toMatch(
+    const cs = await catalogSourceWhen(
+      ns,
+      'mirrored',
+      (c) => c?.status === 'True',
+      'the mirrored catalog to be READY',
+    );
+    expect(readyCondition(cs)?.message).toMatch(
       new RegExp(
         `^catalog synced: 1 packages, 2 bundles from ${RegExp.escape(mirror.host)}/mirror/catalogs/samples@sha256:`,
       ),
@@ -254,10 +240,15 @@ describe.skipIf(missing !== undefined)('images built with crane alone', () => {
       oci: true,
     });
 
-    const ns = await namespaceWithGroup('e2e-crane');
+    const ns = await namespaceWithOperatorGroup('e2e-crane');
     await create(Resources.CatalogSource, ns, catalogSource(ns, 'crane', { sourceType: 'grpc', image: tag }));
-    const cs = await readyOf(ns, 'crane', (c) => c?.status === 'True', 'the crane catalog to be READY');
-    expect(ready(cs)?.message).toBe(
+    const cs = await catalogSourceWhen(
+      ns,
+      'crane',
+      (c) => c?.status === 'True',
+      'the crane catalog to be READY',
+    );
+    expect(readyCondition(cs)?.message).toBe(
       `catalog synced: 1 packages, 2 bundles from ${registry.host}/crane/catalog@${catalogDigest}`,
     );
     // Installed at v0.1.0 (Docker media types) and upgraded to v0.1.1 (OCI's): both crane images are pulled.
@@ -289,7 +280,7 @@ describe.skipIf(missing !== undefined)('a catalog image the manager cannot read'
     const good = imageOnlyCatalog(await sampleCatalog(), (b) => images.get(b)!, isSample01, group);
     const repository = `${registry.host}/catalogs/unreadable`;
     const goodDigest = await pushCatalog(push, `${repository}:good`, good);
-    const ns = await namespaceWithGroup('e2e-unreadable');
+    const ns = await namespaceWithOperatorGroup('e2e-unreadable');
     await create(
       Resources.CatalogSource,
       ns,
@@ -299,7 +290,7 @@ describe.skipIf(missing !== undefined)('a catalog image the manager cannot read'
         updateStrategy: { registryPoll: { interval: '1s' } },
       }),
     );
-    await readyOf(ns, 'c', (c) => c?.status === 'True', 'the CatalogSource to be READY');
+    await catalogSourceWhen(ns, 'c', (c) => c?.status === 'True', 'the CatalogSource to be READY');
     const ref = { namespace: ns, name: 'c' };
     const held = manager.ctx.catalogs.get(ref)!;
     expect(held.digest).toBe(goodDigest);
@@ -307,14 +298,14 @@ describe.skipIf(missing !== undefined)('a catalog image the manager cannot read'
     /** Points the CatalogSource at `image`, waits for it to fail with `reason` saying `says`; the good catalog stays. */
     const failsWith = async (image: string, reason: string, ...says: (string | RegExp)[]) => {
       await mergePatch(Resources.CatalogSource, ns, 'c', { spec: { image } });
-      const cs = await readyOf(
+      const cs = await catalogSourceWhen(
         ns,
         'c',
         (c) => c?.status === 'False' && c.message?.includes(image) === true,
         `${image} to fail`,
       );
-      expect(ready(cs)?.reason).toBe(reason);
-      for (const s of says) expect(ready(cs)?.message).toMatch(s);
+      expect(readyCondition(cs)?.reason).toBe(reason);
+      for (const s of says) expect(readyCondition(cs)?.message).toMatch(s);
       expect(cs.status?.connectionState).toMatchObject({
         lastObservedState: 'TRANSIENT_FAILURE',
         address: image,
@@ -325,7 +316,7 @@ describe.skipIf(missing !== undefined)('a catalog image the manager cannot read'
     };
     const restore = async () => {
       await mergePatch(Resources.CatalogSource, ns, 'c', { spec: { image: `${repository}:good` } });
-      await readyOf(ns, 'c', (c) => c?.status === 'True', 'the CatalogSource to be READY again');
+      await catalogSourceWhen(ns, 'c', (c) => c?.status === 'True', 'the CatalogSource to be READY again');
     };
 
     // Indexes whose every image is a valid catalog, but none for linux/amd64: OCI and Docker
@@ -402,7 +393,9 @@ describe.skipIf(missing !== undefined)('a catalog image the manager cannot read'
           path: images.get('bosun-sample.v0.1.1'),
         }),
       );
-      expect(ready(await get<CatalogSource>(Resources.CatalogSource, ns, 'c'))?.status).toBe('False');
+      expect(readyCondition(await get<CatalogSource>(Resources.CatalogSource, ns, 'c'))?.status).toBe(
+        'False',
+      );
     } finally {
       if (before === undefined) delete process.env[CatalogLimitEnv.File];
       else process.env[CatalogLimitEnv.File] = before;

@@ -21,7 +21,7 @@ import { pushImage } from '../../../src/oci/build.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { capture } from '../../support/capture.js';
 import { main } from '../../../src/cli/main.js';
-import type { Condition, KubeObject, ResourceType } from '../../../src/apis/meta.js';
+import type { KubeObject, ResourceType } from '../../../src/apis/meta.js';
 import type { CatalogSource, ClusterServiceVersion, InstallPlan } from '../../../src/apis/operators.js';
 import { CatalogImageLabel } from '../../../src/olm/image-kind.js';
 import { credentialsFromDockerConfig } from '../../../src/oci/auth.js';
@@ -40,12 +40,15 @@ import {
 } from './image-catalogs.js';
 import {
   catalogSource,
+  catalogSourceWhen,
   client,
   create,
   eventsFor,
   get,
   list,
   mergePatch,
+  namespaceWithOperatorGroup,
+  readyCondition,
   Resources,
   startTestManager,
   subscription,
@@ -84,27 +87,6 @@ afterAll(async () => {
   await push?.close();
 });
 
-const ready = (cs: CatalogSource | undefined) =>
-  cs?.status?.conditions?.find((c: Condition) => c.type === 'Ready');
-
-async function readyOf(ns: string, name: string, want: (c: Condition | undefined) => boolean, what: string) {
-  return eventually(what, async () => {
-    const cs = await get<CatalogSource>(Resources.CatalogSource, ns, name);
-    return want(ready(cs)) ? cs : undefined;
-  });
-}
-
-async function namespaceWithGroup(prefix: string) {
-  const ns = await freshNamespace(prefix);
-  await create(Resources.OperatorGroup, ns, {
-    apiVersion: 'operators.coreos.com/v1',
-    kind: 'OperatorGroup',
-    metadata: { name: 'og', namespace: ns },
-    spec: { targetNamespaces: [ns] },
-  });
-  return ns;
-}
-
 async function csvSucceeded(ns: string, csv: string) {
   try {
     return await eventually(
@@ -136,7 +118,7 @@ describe.skipIf(missing !== undefined)('a CatalogSource with spec.image', () => 
     const image = (b: string) => images.get(b)!;
     const tag = `${registry.host}/catalogs/samples:latest`;
     const first = await pushCatalog(push, tag, imageOnlyCatalog(config, image, isSample01, group));
-    const ns = await namespaceWithGroup('image-catsrc');
+    const ns = await namespaceWithOperatorGroup('image-catsrc');
     await create(
       Resources.CatalogSource,
       ns,
@@ -146,7 +128,7 @@ describe.skipIf(missing !== undefined)('a CatalogSource with spec.image', () => 
         updateStrategy: { registryPoll: { interval: '1s' } },
       }),
     );
-    const cs = await readyOf(
+    const cs = await catalogSourceWhen(
       ns,
       'images',
       (c) => c?.status === 'True',
@@ -155,7 +137,7 @@ describe.skipIf(missing !== undefined)('a CatalogSource with spec.image', () => 
     const pinned = `${registry.host}/catalogs/samples@${first}`;
     // OLM shows spec.image as the address; the digest read is in the Ready condition and an Event.
     expect(cs.status?.connectionState).toMatchObject({ lastObservedState: 'READY', address: tag });
-    expect(ready(cs)?.message).toBe(`catalog synced: 1 packages, 2 bundles from ${pinned}`);
+    expect(readyCondition(cs)?.message).toBe(`catalog synced: 1 packages, 2 bundles from ${pinned}`);
     expect((await eventsFor(ns, 'images')).find((e) => e.reason === 'CatalogSynced')?.message).toContain(
       pinned,
     );
@@ -192,7 +174,7 @@ describe.skipIf(missing !== undefined)('a CatalogSource with spec.image', () => 
       tag,
       imageOnlyCatalog(config, image, () => true, group),
     );
-    await readyOf(
+    await catalogSourceWhen(
       ns,
       'images',
       (c) => c?.message?.endsWith(`@${second}`) === true,
@@ -223,14 +205,14 @@ describe.skipIf(missing !== undefined)('a CatalogSource with spec.image', () => 
         updateStrategy: { registryPoll: { interval: '1s' } },
       }),
     );
-    await readyOf(ns, 'c', (c) => c?.status === 'True', 'the CatalogSource to be READY');
+    await catalogSourceWhen(ns, 'c', (c) => c?.status === 'True', 'the CatalogSource to be READY');
     const ref = { namespace: ns, name: 'c' };
     expect(manager.ctx.catalogs.get(ref)?.digest).toBe(good);
 
     /** Points the CatalogSource at `image` and waits for it to fail with `reason`; the good catalog stays. */
     const failsWith = async (image: string, reason: string, ...says: (string | RegExp)[]) => {
       await mergePatch(Resources.CatalogSource, ns, 'c', { spec: { image } });
-      const cs = await readyOf(
+      const cs = await catalogSourceWhen(
         ns,
         'c',
         (c) =>
@@ -239,7 +221,7 @@ describe.skipIf(missing !== undefined)('a CatalogSource with spec.image', () => 
           c.message?.includes(image.replace(/:[^:/@]+$/, '')) === true,
         `${image} to fail with ${reason}`,
       );
-      for (const s of says) expect(ready(cs)?.message).toMatch(s);
+      for (const s of says) expect(readyCondition(cs)?.message).toMatch(s);
       expect(cs.status?.connectionState).toMatchObject({
         lastObservedState: 'TRANSIENT_FAILURE',
         address: image,
@@ -248,7 +230,7 @@ describe.skipIf(missing !== undefined)('a CatalogSource with spec.image', () => 
       expect(manager.ctx.catalogs.health(ref)?.healthy).toBe(false);
       // The next good image is read again at once.
       await mergePatch(Resources.CatalogSource, ns, 'c', { spec: { image: `${repo}:good` } });
-      await readyOf(ns, 'c', (c) => c?.status === 'True', 'the CatalogSource to be READY again');
+      await catalogSourceWhen(ns, 'c', (c) => c?.status === 'True', 'the CatalogSource to be READY again');
     };
 
     await failsWith(`${repo}:nope`, 'RegistryServerError', 'cannot resolve nope', /404|MANIFEST_UNKNOWN/);
@@ -326,20 +308,20 @@ describe.skipIf(missing !== undefined)('a CatalogSource with spec.image', () => 
     // The registry down: the poll fails, the catalog stays, and it is READY again once the registry is back.
     await registry.stop();
     try {
-      const cs = await readyOf(
+      const cs = await catalogSourceWhen(
         ns,
         'c',
         (c) => c?.status === 'False',
         'the poll to fail while the registry is down',
       );
-      expect(ready(cs)).toMatchObject({ reason: 'RegistryServerError' });
-      expect(ready(cs)?.message).toContain(`image ${repo}:good`);
-      expect(ready(cs)?.message).toContain(registry.host);
+      expect(readyCondition(cs)).toMatchObject({ reason: 'RegistryServerError' });
+      expect(readyCondition(cs)?.message).toContain(`image ${repo}:good`);
+      expect(readyCondition(cs)?.message).toContain(registry.host);
       expect(manager.ctx.catalogs.get(ref)?.digest).toBe(good);
     } finally {
       await registry.start();
     }
-    await readyOf(
+    await catalogSourceWhen(
       ns,
       'c',
       (c) => c?.status === 'True',
@@ -388,7 +370,7 @@ describe.skipIf(missing !== undefined)(
           tag,
           imageOnlyCatalog(await sampleCatalog(), (b) => images.get(b)!, isSample01, group),
         );
-        const ns = await namespaceWithGroup('image-auth');
+        const ns = await namespaceWithOperatorGroup('image-auth');
         await create(Secret, ns, pullSecret('wrong', auth.host, 'alice', 'guess') as never);
         await create(Secret, ns, pullSecret('opaque', auth.host, 'alice', 's3cret', 'Opaque') as never);
         await create(Secret, ns, pullSecret('right', auth.host, 'alice', 's3cret') as never);
@@ -403,15 +385,15 @@ describe.skipIf(missing !== undefined)(
         );
         const failing = async (secrets: string[], ...says: string[]) => {
           if (secrets.length) await mergePatch(Resources.CatalogSource, ns, 'private', { spec: { secrets } });
-          const cs = await readyOf(
+          const cs = await catalogSourceWhen(
             ns,
             'private',
             (c) => c?.status === 'False' && says.every((s) => c.message?.includes(s)),
             `the CatalogSource to fail with secrets ${JSON.stringify(secrets)}`,
           );
-          expect(ready(cs)).toMatchObject({ reason: 'RegistryServerError' });
-          expect(ready(cs)?.message).toMatch(new RegExp(`^image ${RegExp.escape(tag)}: `));
-          expect(ready(cs)?.message).not.toContain('s3cret');
+          expect(readyCondition(cs)).toMatchObject({ reason: 'RegistryServerError' });
+          expect(readyCondition(cs)?.message).toMatch(new RegExp(`^image ${RegExp.escape(tag)}: `));
+          expect(readyCondition(cs)?.message).not.toContain('s3cret');
         };
         await failing([], 'asks for credentials and none are configured');
         await failing(['wrong'], 'refused the credentials of alice');
@@ -420,7 +402,7 @@ describe.skipIf(missing !== undefined)(
         expect(manager.ctx.catalogs.get({ namespace: ns, name: 'private' })).toBeUndefined();
 
         await mergePatch(Resources.CatalogSource, ns, 'private', { spec: { secrets: ['right'] } });
-        await readyOf(
+        await catalogSourceWhen(
           ns,
           'private',
           (c) => c?.status === 'True',
@@ -516,9 +498,9 @@ describe.skipIf(missing !== undefined)('a bundle named by an image that cannot b
             (b) => b === 'bosun-sample.v0.1.0',
           ),
         );
-        const ns = await namespaceWithGroup(`bad-bundle-${name}`);
+        const ns = await namespaceWithOperatorGroup(`bad-bundle-${name}`);
         await create(Resources.CatalogSource, ns, catalogSource(ns, 'c', { sourceType: 'grpc', image: tag }));
-        await readyOf(ns, 'c', (c) => c?.status === 'True', `catalog ${name} to be READY`);
+        await catalogSourceWhen(ns, 'c', (c) => c?.status === 'True', `catalog ${name} to be READY`);
         await create(
           Resources.Subscription,
           ns,
@@ -577,11 +559,11 @@ describe.skipIf(missing !== undefined)('the 2021 OperatorHub corpus as one catal
       'the corpus catalog image to be READY',
       async () => {
         const got = await get<CatalogSource>(Resources.CatalogSource, ns, 'corpus');
-        return ready(got)?.status === 'True' ? got : undefined;
+        return readyCondition(got)?.status === 'True' ? got : undefined;
       },
       600_000,
     );
-    expect(ready(cs)?.message).toBe(
+    expect(readyCondition(cs)?.message).toBe(
       `catalog synced: ${local.value.packages.length} packages, ${local.value.bundles.length} bundles from ${registry.host}/catalogs/corpus@${digest}`,
     );
     expect(manager.ctx.catalogs.get({ namespace: ns, name: 'corpus' })?.digest).toBe(digest);

@@ -2,21 +2,21 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import jsyaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Condition } from '../../../src/apis/meta.js';
 import type { CatalogSource } from '../../../src/apis/operators.js';
 import { catalogSourceController } from '../../../src/controllers/catalogsource.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
 import { eventually, freshNamespace } from '../support.js';
 import { testCatalogDocs, testCatalogJson } from './fixtures.js';
 import {
-  ConfigMapResource,
   catalogSource,
+  ConfigMapResource,
   create,
   eventsFor,
   get,
   mergePatch,
-  Resources,
+  readyCondition,
   remove,
+  Resources,
   startTestManager,
 } from './support.js';
 
@@ -30,9 +30,6 @@ afterAll(async () => {
 });
 
 type Status = NonNullable<CatalogSource['status']> & { lastSync?: string };
-
-const ready = (cs: CatalogSource | undefined) =>
-  cs?.status?.conditions?.find((c: Condition) => c.type === 'Ready');
 
 /** A local HTTP server serving the test catalog, that can be switched to failing. */
 async function catalogServer(): Promise<{ url: string; failing: { on: boolean }; close(): Promise<void> }> {
@@ -74,7 +71,7 @@ describe('CatalogSource controller', () => {
       return c?.status?.connectionState?.lastObservedState === 'READY' ? c : undefined;
     });
     const status = cs.status as Status;
-    expect(ready(cs)).toMatchObject({ status: 'True', reason: 'Synced' });
+    expect(readyCondition(cs)).toMatchObject({ status: 'True', reason: 'Synced' });
     expect(status.lastSync).toMatch(/^\d{4}-\d\d-\d\dT/);
     expect(status.configMapReference).toMatchObject({ name: 'catalog', namespace: ns });
     const snapshot = manager.ctx.catalogs.get({ namespace: ns, name: 'cm' });
@@ -136,10 +133,10 @@ describe('CatalogSource controller', () => {
     );
     const failing = await eventually('a ConfigMapError', async () => {
       const c = await get<CatalogSource>(Resources.CatalogSource, ns, 'late');
-      return ready(c)?.status === 'False' ? c : undefined;
+      return readyCondition(c)?.status === 'False' ? c : undefined;
     });
-    expect(ready(failing)).toMatchObject({ reason: 'ConfigMapError' });
-    expect(ready(failing)?.message).toContain(`ConfigMap ${ns}/later`);
+    expect(readyCondition(failing)).toMatchObject({ reason: 'ConfigMapError' });
+    expect(readyCondition(failing)?.message).toContain(`ConfigMap ${ns}/later`);
     expect(failing.status?.connectionState?.lastObservedState).toBe('TRANSIENT_FAILURE');
 
     await create(ConfigMapResource, ns, {
@@ -150,7 +147,7 @@ describe('CatalogSource controller', () => {
     } as never);
     const fixed = await eventually('READY after the ConfigMap appears', async () => {
       const c = await get<CatalogSource>(Resources.CatalogSource, ns, 'late');
-      return ready(c)?.status === 'True' ? c : undefined;
+      return readyCondition(c)?.status === 'True' ? c : undefined;
     });
     expect(fixed.status?.connectionState?.lastObservedState).toBe('READY');
     expect(fixed.status?.reason).toBeUndefined();
@@ -183,8 +180,8 @@ describe('CatalogSource controller', () => {
         const c = await get<CatalogSource>(Resources.CatalogSource, ns, 'web');
         return c?.status?.connectionState?.lastObservedState === 'TRANSIENT_FAILURE' ? c : undefined;
       });
-      expect(ready(down)).toMatchObject({ status: 'False', reason: 'RegistryServerError' });
-      expect(ready(down)?.message).toContain('HTTP 503');
+      expect(readyCondition(down)).toMatchObject({ status: 'False', reason: 'RegistryServerError' });
+      expect(readyCondition(down)?.message).toContain('HTTP 503');
       expect(down.status?.reason).toBe('RegistryServerError');
       // The last good content stays in use, marked unhealthy.
       expect(manager.ctx.catalogs.get(ref)?.digest).toBe(digest);
@@ -196,7 +193,7 @@ describe('CatalogSource controller', () => {
       server.failing.on = false;
       const back = await eventually('READY again', async () => {
         const c = await get<CatalogSource>(Resources.CatalogSource, ns, 'web');
-        return ready(c)?.status === 'True' ? c : undefined;
+        return readyCondition(c)?.status === 'True' ? c : undefined;
       });
       expect(back.status?.message).toBeUndefined();
       expect(manager.ctx.catalogs.health(ref)?.healthy).toBe(true);
@@ -232,7 +229,7 @@ describe('CatalogSource controller', () => {
       expect(seen[0]).toEqual({ conditional: false, status: 200 });
       expect(seen.slice(1, 4)).toEqual(Array(3).fill({ conditional: true, status: 304 }));
       const c = await get<CatalogSource>(Resources.CatalogSource, ns, 'tagged');
-      expect(ready(c)?.status).toBe('True');
+      expect(readyCondition(c)?.status).toBe('True');
       expect(manager.ctx.catalogs.get(ref)?.config.packages.map((p) => p.name)).toEqual(
         JSON.parse(`[${testCatalogJson.split('\n').join(',')}]`)
           .filter((d: { schema: string }) => d.schema === 'olm.package')
@@ -259,9 +256,9 @@ describe('CatalogSource controller', () => {
     );
     const cs = await eventually('an InvalidCatalog condition', async () => {
       const c = await get<CatalogSource>(Resources.CatalogSource, ns, 'broken');
-      return ready(c)?.reason === 'InvalidCatalog' ? c : undefined;
+      return readyCondition(c)?.reason === 'InvalidCatalog' ? c : undefined;
     });
-    expect(ready(cs)?.message).toContain('nightly');
+    expect(readyCondition(cs)?.message).toContain('nightly');
     expect(manager.ctx.catalogs.get({ namespace: ns, name: 'broken' })).toBeUndefined();
   });
 

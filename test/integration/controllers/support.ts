@@ -4,7 +4,7 @@
  */
 import { pino } from 'pino';
 import { inject } from 'vitest';
-import type { KubeObject, ResourceType } from '../../../src/apis/meta.js';
+import type { Condition, KubeObject, ResourceType } from '../../../src/apis/meta.js';
 import { type CatalogSource, Resources, type Subscription } from '../../../src/apis/operators.js';
 import { KubeClient, collectionPath, objectPath } from '../../../src/kube/client.js';
 import type { Controller } from '../../../src/controllers/context.js';
@@ -133,12 +133,41 @@ export function subscription(
 
 export { Resources };
 
+/** A CatalogSource's Ready condition. */
+export const readyCondition = (cs: CatalogSource | undefined): Condition | undefined =>
+  cs?.status?.conditions?.find((c: Condition) => c.type === 'Ready');
+
+/** The CatalogSource once its Ready condition is as `want` says. */
+export function catalogSourceWhen(
+  ns: string,
+  name: string,
+  want: (c: Condition | undefined) => boolean,
+  what: string,
+): Promise<CatalogSource> {
+  return eventually(what, async () => {
+    const cs = await get<CatalogSource>(Resources.CatalogSource, ns, name);
+    return want(readyCondition(cs)) ? cs : undefined;
+  });
+}
+
+/** A fresh namespace with an OperatorGroup `og` targeting the namespace itself. */
+export async function namespaceWithOperatorGroup(prefix: string): Promise<string> {
+  const ns = await freshNamespace(prefix);
+  await create(Resources.OperatorGroup, ns, {
+    apiVersion: 'operators.coreos.com/v1',
+    kind: 'OperatorGroup',
+    metadata: { name: 'og', namespace: ns },
+    spec: { targetNamespaces: [ns] },
+  });
+  return ns;
+}
+
 /**
  * A fresh namespace holding `catalogJson` in ConfigMap `<source>-catalog`, served as CatalogSource
  * `source`, and an OperatorGroup `og` targeting the namespace itself.
  */
 export async function namespaceWithCatalog(prefix: string, catalogJson: string, source = 'testop') {
-  const ns = await freshNamespace(prefix);
+  const ns = await namespaceWithOperatorGroup(prefix);
   await create(ConfigMapResource, ns, {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -150,12 +179,6 @@ export async function namespaceWithCatalog(prefix: string, catalogJson: string, 
     ns,
     catalogSource(ns, source, { sourceType: 'configmap', configMap: `${source}-catalog` }),
   );
-  await create(Resources.OperatorGroup, ns, {
-    apiVersion: 'operators.coreos.com/v1',
-    kind: 'OperatorGroup',
-    metadata: { name: 'og', namespace: ns },
-    spec: { targetNamespaces: [ns] },
-  });
   return ns;
 }
 
