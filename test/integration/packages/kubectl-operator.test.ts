@@ -3,8 +3,10 @@
  * `list-available` reads PackageManifests, `install --create-operator-group` creates the
  * OperatorGroup and Subscription and approves the first InstallPlan, `list` shows it, `upgrade`
  * approves the pending upgrade, and `uninstall --delete-all` removes the operator through its
- * `Operator` object. The repository's sample catalog is the global catalog, as `bosun start`
- * serves it.
+ * `Operator` object. The sample catalog is served in the test's own namespace: the plugin installs
+ * the package a namespace sees first, its own catalogs' before the global ones' (as OLM's
+ * packageserver), and other test files leave global catalogs with the same package on the shared
+ * control plane.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, symlink } from 'node:fs/promises';
@@ -17,7 +19,7 @@ import { kubectlOperatorBinary, KubectlOperatorVersion } from '../../support/kub
 import { eventually, freshNamespace } from '../support.js';
 import { get, list, Resources } from '../controllers/support.js';
 import { sampleCatalogsData, uniqueGroup } from '../controllers/operator-support.js';
-import { GlobalNamespace, managerWithPackageApi } from './support.js';
+import { configMapCatalog, managerWithPackageApi } from './support.js';
 
 const run = promisify(execFile);
 const catalog = `plugin-samples-${process.pid}`;
@@ -75,8 +77,9 @@ describe.skipIf(!built.ok)(
         packageApiAddr: '0.0.0.0:0',
         catalog,
         displayName: 'Plugin samples',
-        // The sample operator's API in a group of this test's own: it installs 0.1.1, which the
-        // shared control plane refuses once another test left the newer 0.2 CRD there.
+        // The sample operator's API in a group of this test's own, here and in the namespace's
+        // catalog it installs from: it installs 0.1.1, which the shared control plane refuses once
+        // another test left the newer 0.2 CRD there.
         data: await sampleCatalogsData(uniqueGroup()),
       }));
     });
@@ -87,9 +90,13 @@ describe.skipIf(!built.ok)(
 
     it('list-available, install --create-operator-group, list, upgrade and uninstall --delete-all behave as on OLM', async () => {
       const ns = await freshNamespace('kop');
+      await configMapCatalog(ns, catalog, await sampleCatalogsData(uniqueGroup()), {
+        displayName: 'Plugin samples',
+        publisher: 'Bosun',
+      });
 
       const available = await eventually('list-available to show bosun-sample', async () => {
-        const r = await plugin('list-available', '-n', ns, '--catalog', `${GlobalNamespace}/${catalog}`);
+        const r = await plugin('list-available', '-n', ns, '--catalog', `${ns}/${catalog}`);
         return r.code === 0 && /^bosun-sample\s/m.test(r.out) ? r : undefined;
       });
       expect(available.out.split('\n')[0]).toMatch(/^NAME\s+CATALOG\s+CHANNEL\s+LATEST CSV\s+AGE/);
@@ -119,7 +126,7 @@ describe.skipIf(!built.ok)(
         name: 'bosun-sample',
         channel: 'stable',
         source: catalog,
-        sourceNamespace: GlobalNamespace,
+        sourceNamespace: ns,
         startingCSV: 'bosun-sample.v0.1.1',
         installPlanApproval: 'Manual',
       });
