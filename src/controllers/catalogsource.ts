@@ -26,6 +26,7 @@ import {
   type SyncOutcome,
 } from './catalogsource-content.js';
 import type { Controller, ScopedContext } from './context.js';
+import { reportingForbidden } from './forbidden.js';
 
 /** A failing source is retried this often (or at its poll interval, if that is sooner). */
 const failureRetryMs = 10_000;
@@ -47,10 +48,7 @@ export type CatalogSourceContext = ScopedContext<
   (typeof uses.ports)[number]
 >;
 
-export const catalogSourceController: Controller<
-  (typeof uses.informers)[number],
-  (typeof uses.ports)[number]
-> = {
+const catalogSourceControllerOwn: Controller<(typeof uses.informers)[number], (typeof uses.ports)[number]> = {
   ...uses,
   name: 'catalogsource',
   kind: 'CatalogSource',
@@ -249,3 +247,8 @@ function pollInterval(
   }
   return { ok: true, ms };
 }
+
+/** A reconcile refused with 403 is reported on the object it reconciles (./forbidden.ts). */
+export const catalogSourceController = reportingForbidden(catalogSourceControllerOwn, (ctx, key) =>
+  [ctx.informers.catalogSources.get(key)].filter((o) => o !== undefined),
+);

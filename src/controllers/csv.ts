@@ -33,6 +33,7 @@ import { formatApiError, isPermanentRejection, parseApiError } from '../kube/err
 import { writeStatus } from '../kube/status.js';
 import type { Result } from '../util/result.js';
 import type { Controller, Deployment, ScopedContext } from './context.js';
+import { reportingForbidden } from './forbidden.js';
 import { applyInstall, observeCopiedRbac } from './csv-install.js';
 import { type CSVDecision, decideCSVPhase } from './csv-phase.js';
 import { checkRequirements, operatorGroupVerdict } from './csv-requirements.js';
@@ -73,7 +74,7 @@ const uses = {
 /** What this controller reads and writes through; the manager gives it nothing else. */
 export type CSVContext = ScopedContext<(typeof uses.informers)[number], (typeof uses.ports)[number]>;
 
-export const csvController: Controller<(typeof uses.informers)[number], (typeof uses.ports)[number]> = {
+const csvControllerOwn: Controller<(typeof uses.informers)[number], (typeof uses.ports)[number]> = {
   ...uses,
   name: 'csv',
   kind: Resources.ClusterServiceVersion.kind,
@@ -501,3 +502,8 @@ async function setCSVStatus(
       : ctx.events.normal(csv, d.reason, d.message));
   }
 }
+
+/** A reconcile refused with 403 is reported on the object it reconciles (./forbidden.ts). */
+export const csvController = reportingForbidden(csvControllerOwn, (ctx, key) =>
+  [ctx.informers.csvs.get(key)].filter((o) => o !== undefined),
+);

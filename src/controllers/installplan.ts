@@ -28,6 +28,7 @@ import { RollbackAnnotations } from '../install/rollback.js';
 import { decodeAsTyped } from '../install/typed-decoding.js';
 import type { Problem } from '../util/result.js';
 import type { Controller, ScopedContext } from './context.js';
+import { reportingForbidden } from './forbidden.js';
 import {
   csvDeploymentProblems,
   type PlanCondition,
@@ -65,68 +66,67 @@ const uses = {
 /** What this controller reads and writes through; the manager gives it nothing else. */
 export type InstallPlanContext = ScopedContext<(typeof uses.informers)[number], (typeof uses.ports)[number]>;
 
-export const installPlanController: Controller<(typeof uses.informers)[number], (typeof uses.ports)[number]> =
-  {
-    ...uses,
-    name: 'installplan',
-    kind: Resources.InstallPlan.kind,
-    watch(ctx, enqueue) {
-      const { informers } = ctx;
-      const unfinishedIn = (ns?: string) => {
-        for (const ip of informers.installPlans.list(ns)) {
-          if (!finished(ip)) enqueue(objectKey(ip.metadata.namespace, ip.metadata.name));
-        }
-      };
-      const onPlan = (ip: InstallPlan) => enqueue(objectKey(ip.metadata.namespace, ip.metadata.name));
-      informers.installPlans.on({ add: onPlan, update: (_, ip) => onPlan(ip) });
-      // The OperatorGroup scopes the RBAC a plan lists; catalogs hold the bundles; CRDs being
-      // Established lets a waiting plan go on.
-      const onGroup = (og: { metadata: { namespace?: string } }) => unfinishedIn(og.metadata.namespace);
-      informers.operatorGroups.on({ add: onGroup, update: (_, og) => onGroup(og), delete: onGroup });
-      informers.crds.on({ add: () => unfinishedIn(), update: () => unfinishedIn() });
-      ctx.catalogs.onChange(() => unfinishedIn());
-    },
-    // Named steps: plan the steps (or wait for the catalog, or fail), show them and wait for
-    // approval, then carry them out (execute).
-    reconcile: (ctx) => async (key) => {
-      let ip = ctx.informers.installPlans.get(key);
-      if (ip === undefined || ip.metadata.deletionTimestamp || finished(ip)) return;
+const installPlanControllerOwn: Controller<(typeof uses.informers)[number], (typeof uses.ports)[number]> = {
+  ...uses,
+  name: 'installplan',
+  kind: Resources.InstallPlan.kind,
+  watch(ctx, enqueue) {
+    const { informers } = ctx;
+    const unfinishedIn = (ns?: string) => {
+      for (const ip of informers.installPlans.list(ns)) {
+        if (!finished(ip)) enqueue(objectKey(ip.metadata.namespace, ip.metadata.name));
+      }
+    };
+    const onPlan = (ip: InstallPlan) => enqueue(objectKey(ip.metadata.namespace, ip.metadata.name));
+    informers.installPlans.on({ add: onPlan, update: (_, ip) => onPlan(ip) });
+    // The OperatorGroup scopes the RBAC a plan lists; catalogs hold the bundles; CRDs being
+    // Established lets a waiting plan go on.
+    const onGroup = (og: { metadata: { namespace?: string } }) => unfinishedIn(og.metadata.namespace);
+    informers.operatorGroups.on({ add: onGroup, update: (_, og) => onGroup(og), delete: onGroup });
+    informers.crds.on({ add: () => unfinishedIn(), update: () => unfinishedIn() });
+    ctx.catalogs.onChange(() => unfinishedIn());
+  },
+  // Named steps: plan the steps (or wait for the catalog, or fail), show them and wait for
+  // approval, then carry them out (execute).
+  reconcile: (ctx) => async (key) => {
+    let ip = ctx.informers.installPlans.get(key);
+    if (ip === undefined || ip.metadata.deletionTimestamp || finished(ip)) return;
 
-      const planned = await planSteps(ctx, ip);
-      if (planned.kind === 'wait') {
-        await setPlanStatus(ctx, ip, {
-          phase: ip.status?.phase || InstallPlanPhase.Planning,
-          message: planned.message,
-        });
-        return { requeueAfter: catalogWaitMs };
-      }
-      if (planned.kind === 'failed') {
-        const lookups = planned.lookups ? { bundleLookups: planned.lookups } : {};
-        await fail(ctx, ip, planned.message, undefined, undefined, planned.reason, lookups);
-        return;
-      }
-      if (ip.metadata.annotations?.[RollbackAnnotations.rollbackFrom] !== undefined)
-        planned.steps = keepLiveCRDs(ctx, planned.steps);
-      ip = await withPlanSummary(ctx, ip, planned); // status.summary, once (installplan-summary.ts)
-      // Bundle warnings are known before anything is applied: a Manual plan shows them too.
-      const warned = warningConditions(
-        ip.status?.conditions,
-        { warnings: planned.warnings, rbac: planned.rbac },
-        ctx.clock.now(),
-      );
-      if (!ip.spec.approved) {
-        await setPlanStatus(ctx, ip, {
-          phase: InstallPlanPhase.RequiresApproval,
-          ...lookupsOf(planned),
-          plan: planned.steps.map((s) => asStep(s, StepStatus.Unknown)),
-          catalogSources: planned.catalogSources,
-          conditions: warned,
-        });
-        return;
-      }
-      return execute(ctx, ip, planned, warned);
-    },
-  };
+    const planned = await planSteps(ctx, ip);
+    if (planned.kind === 'wait') {
+      await setPlanStatus(ctx, ip, {
+        phase: ip.status?.phase || InstallPlanPhase.Planning,
+        message: planned.message,
+      });
+      return { requeueAfter: catalogWaitMs };
+    }
+    if (planned.kind === 'failed') {
+      const lookups = planned.lookups ? { bundleLookups: planned.lookups } : {};
+      await fail(ctx, ip, planned.message, undefined, undefined, planned.reason, lookups);
+      return;
+    }
+    if (ip.metadata.annotations?.[RollbackAnnotations.rollbackFrom] !== undefined)
+      planned.steps = keepLiveCRDs(ctx, planned.steps);
+    ip = await withPlanSummary(ctx, ip, planned); // status.summary, once (installplan-summary.ts)
+    // Bundle warnings are known before anything is applied: a Manual plan shows them too.
+    const warned = warningConditions(
+      ip.status?.conditions,
+      { warnings: planned.warnings, rbac: planned.rbac },
+      ctx.clock.now(),
+    );
+    if (!ip.spec.approved) {
+      await setPlanStatus(ctx, ip, {
+        phase: InstallPlanPhase.RequiresApproval,
+        ...lookupsOf(planned),
+        plan: planned.steps.map((s) => asStep(s, StepStatus.Unknown)),
+        catalogSources: planned.catalogSources,
+        conditions: warned,
+      });
+      return;
+    }
+    return execute(ctx, ip, planned, warned);
+  },
+};
 
 /**
  * A rollback plan's steps without the CRDs that exist: a rollback keeps the newer CRD, so it
@@ -508,3 +508,8 @@ async function setPlanStatus(ctx: InstallPlanContext, ip: InstallPlan, changes: 
   for (const k of Object.keys(next) as (keyof InstallPlanStatus)[]) if (next[k] === undefined) delete next[k];
   await writeStatus(ctx.applier, { resource: Resources.InstallPlan, object: ip, next });
 }
+
+/** A reconcile refused with 403 is reported on the object it reconciles (./forbidden.ts). */
+export const installPlanController = reportingForbidden(installPlanControllerOwn, (ctx, key) =>
+  [ctx.informers.installPlans.get(key)].filter((o) => o !== undefined),
+);

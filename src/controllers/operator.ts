@@ -35,6 +35,7 @@ import type { Informer } from '../kube/informer.js';
 import { Builtin } from '../kube/resources.js';
 import { writeStatus } from '../kube/status.js';
 import { type Controller, InstallPlanSubscriptionLabel, type ScopedContext } from './context.js';
+import { reportingForbidden } from './forbidden.js';
 import { withoutBookkeeping } from './cache-transforms.js';
 import { ServingResources } from './csv-serving.js';
 import { mergePatch } from './objects.js';
@@ -94,7 +95,7 @@ export function metadataOnly<T extends KubeObject>(obj: T): T {
   } as T;
 }
 
-export const operatorController: Controller<(typeof uses.informers)[number], (typeof uses.ports)[number]> = {
+const operatorControllerOwn: Controller<(typeof uses.informers)[number], (typeof uses.ports)[number]> = {
   ...uses,
   name: 'operator',
   kind: Resources.Operator.kind,
@@ -240,3 +241,8 @@ function currentComponents(ctx: OperatorContext, key: string, changes: readonly 
   for (const c of changes) if (c.add && !seen.has(id(c.object))) out.push(c.object);
   return out;
 }
+
+/** A reconcile refused with 403 is reported on the object it reconciles (./forbidden.ts). */
+export const operatorController = reportingForbidden(operatorControllerOwn, (ctx, name) =>
+  [ctx.informers.operators.get(name)].filter((o) => o !== undefined),
+);

@@ -12,6 +12,7 @@ import { objectKey } from '../kube/cache.js';
 import { formatTime } from '../kube/conditions.js';
 import { writeStatus } from '../kube/status.js';
 import type { Controller, ScopedContext } from './context.js';
+import { reportingForbidden } from './forbidden.js';
 
 /**
  * The operator's conditions with the overrides put in their place (or appended). An override
@@ -64,7 +65,7 @@ export type OperatorConditionContext = ScopedContext<
   (typeof uses.ports)[number]
 >;
 
-export const operatorConditionController: Controller<
+const operatorConditionControllerOwn: Controller<
   (typeof uses.informers)[number],
   (typeof uses.ports)[number]
 > = {
@@ -91,3 +92,8 @@ export const operatorConditionController: Controller<
     });
   },
 };
+
+/** A reconcile refused with 403 is reported on the object it reconciles (./forbidden.ts). */
+export const operatorConditionController = reportingForbidden(operatorConditionControllerOwn, (ctx, key) =>
+  [ctx.informers.operatorConditions.get(key)].filter((o) => o !== undefined),
+);

@@ -31,6 +31,7 @@ import { objectPath } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import { Builtin } from '../kube/resources.js';
 import type { Controller, ScopedContext } from './context.js';
+import { reportingForbidden } from './forbidden.js';
 import { mergePatch } from './objects.js';
 import { deleteGroupRoles, reconcileGroupRoles, watchRoleSources } from './operatorgroup-roles.js';
 
@@ -125,10 +126,7 @@ export type OperatorGroupContext = ScopedContext<
   (typeof uses.ports)[number]
 >;
 
-export const operatorGroupController: Controller<
-  (typeof uses.informers)[number],
-  (typeof uses.ports)[number]
-> = {
+const operatorGroupControllerOwn: Controller<(typeof uses.informers)[number], (typeof uses.ports)[number]> = {
   ...uses,
   name: 'operatorgroup',
   kind: Resources.OperatorGroup.kind,
@@ -250,3 +248,8 @@ async function labelNamespaces(
     }
   }
 }
+
+/** A reconcile refused with 403 is reported on the object it reconciles (./forbidden.ts). */
+export const operatorGroupController = reportingForbidden(operatorGroupControllerOwn, (ctx, key) =>
+  [ctx.informers.operatorGroups.get(key)].filter((o) => o !== undefined),
+);

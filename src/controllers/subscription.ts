@@ -33,6 +33,7 @@ import { explainText, resolve } from '../resolver/index.js';
 import type { ResolutionResult, SubscriptionOutcome } from '../resolver/types.js';
 import type { CatalogSnapshot } from '../catalog/content/store.js';
 import type { Controller, ScopedContext } from './context.js';
+import { reportingForbidden } from './forbidden.js';
 import { guardUpgrades, type RollbackView, rollingBack } from './subscription-rollback.js';
 import {
   type CatalogState,
@@ -72,10 +73,7 @@ const uses = {
 /** What this controller reads and writes through; the manager gives it nothing else. */
 export type SubscriptionContext = ScopedContext<(typeof uses.informers)[number], (typeof uses.ports)[number]>;
 
-export const subscriptionController: Controller<
-  (typeof uses.informers)[number],
-  (typeof uses.ports)[number]
-> = {
+const subscriptionControllerOwn: Controller<(typeof uses.informers)[number], (typeof uses.ports)[number]> = {
   ...uses,
   name: 'subscription',
   kind: 'Subscription',
@@ -410,3 +408,8 @@ function catalogState(ctx: SubscriptionContext, sub: Subscription): CatalogState
     return { healthy: false, message: `${where} is unhealthy: ${health.message ?? 'unknown error'}` };
   return { healthy: true };
 }
+
+/** A reconcile refused with 403 is reported on the object it reconciles (./forbidden.ts). */
+export const subscriptionController = reportingForbidden(subscriptionControllerOwn, (ctx, namespace) =>
+  ctx.informers.subscriptions.list(namespace),
+);
