@@ -25,6 +25,7 @@ import {
 import {
   buildTargetOptions,
   buildTargets,
+  checkedBuildInput,
   deliver,
   deliveredSummary,
   layoutPushCommand,
@@ -52,22 +53,27 @@ const buildCommand: Command = {
     const dir = argPath(ctx, positionals[0]!);
     if (!(await lstat(dir).catch(() => undefined))?.isDirectory())
       throw new UsageError(`bundle build: ${positionals[0]} is not a bundle directory`);
-    const read = await readBundle(dir);
-    const v = read.ok ? validateBundle(read.value) : { errors: read.errors, warnings: [] };
-    const files = v.errors.length ? undefined : await readBundleFiles(dir);
-    const errors = files && !files.ok ? files.errors : v.errors;
-    const base = { packages: read.ok ? 1 : 0, bundles: read.ok ? 1 : 0, warnings: v.warnings };
-    if (errors.length || !read.ok || !files?.ok)
+    const input = await checkedBuildInput({
+      read: () => readBundle(dir),
+      validate: (bundle) => validateBundle(bundle),
+      files: () => readBundleFiles(dir),
+    });
+    const base = {
+      packages: input.content ? 1 : 0,
+      bundles: input.content ? 1 : 0,
+      warnings: input.warnings,
+    };
+    if (!input.ok)
       return emitReport(
         ctx,
         mode,
-        { ok: false, ...base, errors },
-        `not built: ${displayPath(ctx, dir)} is not a valid bundle${countSummary({ errors, warnings: v.warnings })}`,
+        { ok: false, ...base, errors: input.errors },
+        `not built: ${displayPath(ctx, dir)} is not a valid bundle${countSummary(input)}`,
       );
-    const image = buildBundleImage(files.value, read.value.annotations, platform);
+    const image = buildBundleImage(input.files, input.content.annotations, platform);
     const delivered = await deliver(ctx, values, image, targets);
     const digest = image.manifest.descriptor.digest;
-    const pkg = read.value.annotations[BundleAnnotation.Package] ?? '';
+    const pkg = input.content.annotations[BundleAnnotation.Package] ?? '';
     const report = { ok: true, ...base, errors: [], package: pkg, digest, ...delivered };
     return emitReport(
       ctx,

@@ -11,6 +11,8 @@ import { type ImageLayout, pushFromLayout } from '../../oci/layout.js';
 import { MaxManifestBytes, parseManifest, type Descriptor } from '../../oci/manifest.js';
 import { formatReference } from '../../oci/reference.js';
 import { UsageError } from '../../util/errors.js';
+import type { Problem, Result } from '../../util/result.js';
+import type { FileMap } from '../../util/tar-write.js';
 import { type Command, type CommandContext, type OptionSpec, str, type Values } from '../command.js';
 import { countSummary, displayPath, emitReport, outputMode, outputOption } from './catalog/report.js';
 import {
@@ -56,6 +58,30 @@ export function buildTargets(ctx: CommandContext, values: Values, name: string) 
     ref: tag === undefined ? undefined : imageArgument(tag, '-t'),
     layout: layout === undefined ? undefined : layoutArgument(ctx, layout),
   };
+}
+
+/** What a build command builds from: the content as read, and its files, or every problem found. */
+export type BuildInput<T> =
+  | { ok: true; content: T; files: FileMap; warnings: Problem[] }
+  | { ok: false; content?: T; errors: Problem[]; warnings: Problem[] };
+
+/**
+ * The checks every build command makes before it builds: read the content, validate it, then
+ * read its files for the image. Files are read only for valid content, so an invalid bundle or
+ * catalog reports its validation errors, never a later step's.
+ */
+export async function checkedBuildInput<T>(steps: {
+  read: () => Promise<Result<T>>;
+  validate: (content: T) => { errors: Problem[]; warnings: Problem[] };
+  files: () => Promise<Result<FileMap>>;
+}): Promise<BuildInput<T>> {
+  const read = await steps.read();
+  if (!read.ok) return { ok: false, errors: read.errors, warnings: [] };
+  const { errors, warnings } = steps.validate(read.value);
+  if (errors.length) return { ok: false, content: read.value, errors, warnings };
+  const files = await steps.files();
+  if (!files.ok) return { ok: false, content: read.value, errors: files.errors, warnings };
+  return { ok: true, content: read.value, files: files.value, warnings };
 }
 
 /** Pushes and writes a built image where `targets` say. */

@@ -148,3 +148,28 @@ describe('bosun bundle pack', () => {
     expect(r).toMatchObject({ code: 2, stderr: 'error: bundle pack: -o <file.tar.gz> is required\n' });
   });
 });
+
+describe('bosun bundle build', () => {
+  it('builds a valid bundle into an OCI layout, and refuses an invalid one with its errors and nothing written', async () => {
+    const dir = await workdir('bundles/bosun-sample', 'test/fixtures/bad');
+    const good = await bosun(dir, 'bundle', 'build', 'bosun-sample/0.1.0', '--oci-layout', 'good');
+    expect(good.code).toBe(0);
+    expect(good.stdout).toMatch(
+      /^built bundle bosun-sample\/0\.1\.0 \(package bosun-sample\) as sha256:[0-9a-f]{64}: written to good:latest\n$/,
+    );
+    expect((await stat(join(dir, 'good', 'index.json'))).isFile()).toBe(true);
+
+    for (const [path, message] of [
+      ['bad/csv-without-version', 'spec.version: is required'],
+      ['bad/two-csvs', 'the bundle has 2 ClusterServiceVersions'],
+    ]) {
+      const r = await bosun(dir, 'bundle', 'build', path!, '--oci-layout', 'out');
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(message);
+      expect(r.stdout + r.stderr).toMatch(
+        new RegExp(`not built: ${RegExp.escape(path!)} is not a valid bundle \\(\\d+ errors?`),
+      );
+      await expect(stat(join(dir, 'out'))).rejects.toThrow(/ENOENT/);
+    }
+  });
+});

@@ -1,4 +1,4 @@
-import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseYamlStream } from '../../../src/bundle/yaml.js';
@@ -698,5 +698,23 @@ describe('bosun catalog template semver', () => {
     const r = await bosun(dir, 'catalog', 'template', 'semver', 't.yaml');
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('t.yaml: nowhere/bundle: Bosun renders bundle directories and archives');
+  });
+});
+
+describe('bosun catalog build', () => {
+  it('builds a valid catalog into an OCI layout, and refuses an invalid one with its errors and nothing written', async () => {
+    const dir = await workdir('catalogs/bosun-samples', 'test/fixtures/bad');
+    const good = await bosun(dir, 'catalog', 'build', 'bosun-samples', '--oci-layout', 'good');
+    expect(good.code).toBe(0);
+    expect(good.stdout).toMatch(
+      /^built catalog bosun-samples \(2 packages, \d+ bundles\) as sha256:[0-9a-f]{64}: written to good:latest\n$/,
+    );
+    await mkdir(join(dir, 'invalid'));
+    await cp(join(dir, 'bad', 'replaces-cycle.yaml'), join(dir, 'invalid', 'catalog.yaml'));
+    const r = await bosun(dir, 'catalog', 'build', 'invalid', '--oci-layout', 'out');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('invalid/catalog.yaml');
+    expect(r.stdout + r.stderr).toMatch(/not built: invalid is not a valid catalog \(\d+ errors?/);
+    await expect(stat(join(dir, 'out'))).rejects.toThrow(/ENOENT/);
   });
 });

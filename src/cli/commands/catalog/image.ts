@@ -18,6 +18,7 @@ import type { Command } from '../../command.js';
 import {
   buildTargetOptions,
   buildTargets,
+  checkedBuildInput,
   deliver,
   deliveredSummary,
   layoutPushCommand,
@@ -60,23 +61,24 @@ const buildCommand: Command = {
       throw new UsageError(
         `catalog build: ${positionals[0]} is ${typeof kind === 'object' ? `not readable: ${kind.error}` : `a ${kind}, not a catalog directory`}`,
       );
-    const loaded = await loadCatalog(dir);
-    const v = loaded.ok ? validateCatalog(loaded.value) : { errors: loaded.errors, warnings: [] };
-    const files = v.errors.length ? undefined : await readCatalogFiles(dir);
-    const errors = files && !files.ok ? files.errors : v.errors;
+    const input = await checkedBuildInput({
+      read: () => loadCatalog(dir),
+      validate: validateCatalog,
+      files: () => readCatalogFiles(dir),
+    });
     const base = {
-      packages: loaded.ok ? loaded.value.packages.length : 0,
-      bundles: loaded.ok ? loaded.value.bundles.length : 0,
-      warnings: v.warnings,
+      packages: input.content?.packages.length ?? 0,
+      bundles: input.content?.bundles.length ?? 0,
+      warnings: input.warnings,
     };
-    if (errors.length || !files?.ok)
+    if (!input.ok)
       return emitReport(
         ctx,
         mode,
-        { ok: false, ...base, errors },
-        `not built: ${displayPath(ctx, dir)} is not a valid catalog${countSummary({ errors, warnings: v.warnings })}`,
+        { ok: false, ...base, errors: input.errors },
+        `not built: ${displayPath(ctx, dir)} is not a valid catalog${countSummary(input)}`,
       );
-    const image = buildCatalogImage(files.value, platform);
+    const image = buildCatalogImage(input.files, platform);
     const delivered = await deliver(ctx, values, image, targets);
     const digest = image.manifest.descriptor.digest;
     const report = { ok: true, ...base, errors: [], digest, ...delivered };
