@@ -44,6 +44,7 @@ import {
   type RelatedImage,
   Schema,
 } from '../../apis/fbc.js';
+import { csvMetadata } from '../../bundle/render.js';
 import { channelGraph } from '../../olm/channel-graph.js';
 import { compareVersions, parseVersion } from '../../olm/version.js';
 import { isRecord } from '../../util/record.js';
@@ -325,7 +326,10 @@ function bundleDoc(
 
   const stub = stubCSV(manifests);
   if (stub) {
-    properties.push({ type: PropertyType.CSVMetadata, value: csvMetadataOf(stub) });
+    // opm fills the stub from `olm.csv.metadata` field for field (pkg/api csvMetadataToCsv), so it
+    // reads back as rendering made it; its description may be the package's, which opm puts in
+    // when the metadata has none.
+    properties.push({ type: PropertyType.CSVMetadata, value: csvMetadata(stub) });
     const related = relatedImagesOf(stub);
     if (related.length > 0) doc.relatedImages = related;
     const icon = iconOf(stub);
@@ -392,37 +396,6 @@ export function stubCSV(b: RegistryBundle): Record<string, unknown> | undefined 
     install.spec.deployments === null &&
     Object.keys(install.spec).length === 1;
   return placeholder ? csv : undefined;
-}
-
-/**
- * `olm.csv.metadata` as opm filled the stub from it (pkg/api `csvMetadataToCsv`), field for field,
- * in its Go field order. The description may be the package's: opm puts that in when the
- * metadata has none.
- */
-export function csvMetadataOf(csv: Record<string, unknown>): Record<string, unknown> {
-  const spec = isRecord(csv.spec) ? csv.spec : {};
-  const meta = isRecord(csv.metadata) ? csv.metadata : {};
-  const out: Record<string, unknown> = {};
-  const put = (key: string, v: unknown) => {
-    if (v === undefined || v === null || v === '') return;
-    if (Array.isArray(v) ? v.length === 0 : isRecord(v) && Object.keys(v).length === 0) return;
-    out[key] = v;
-  };
-  put('annotations', meta.annotations);
-  out.apiServiceDefinitions = isRecord(spec.apiservicedefinitions) ? spec.apiservicedefinitions : {};
-  out.crdDescriptions = isRecord(spec.customresourcedefinitions) ? spec.customresourcedefinitions : {};
-  put('description', spec.description);
-  put('displayName', spec.displayName);
-  put('installModes', spec.installModes);
-  put('keywords', spec.keywords);
-  put('labels', meta.labels);
-  put('links', spec.links);
-  put('maintainers', spec.maintainers);
-  put('maturity', spec.maturity);
-  put('minKubeVersion', spec.minKubeVersion);
-  put('nativeAPIs', spec.nativeAPIs);
-  out.provider = isRecord(spec.provider) ? spec.provider : {};
-  return out;
 }
 
 function relatedImagesOf(csv: Record<string, unknown>): RelatedImage[] {
