@@ -126,6 +126,14 @@ export interface ManagerOptions {
    * that host (the local control plane does). Unset: not served.
    */
   packageApiAddr?: string;
+  /**
+   * With `packageApiAddr`: the manager is one of several replicas behind the Service
+   * `bosun-packageserver` of the global namespace (deploy/ makes it, selecting every replica), and
+   * this is that Service's port. Every replica serves one certificate kept in the Secret
+   * `bosun-packageserver-cert`; the Lease holder writes it and the APIService; a stopping replica
+   * removes nothing. Unset: the manager registers its own address and CA (one manager).
+   */
+  packageApiServicePort?: number;
   /** Host names the HTTP server answers to besides IP addresses and localhost (src/server/host-check.ts). */
   webHosts?: readonly string[];
   /** Extra GET routes on the HTTP server (e.g. a served catalog). */
@@ -204,7 +212,11 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
 
   try {
     await ensureCrds(client, applier, opts.installCrds === true, log);
-    await cleanUpAfterCrash(client, opts.globalNamespace ?? DefaultGlobalNamespace, log);
+    await cleanUpAfterCrash(client, opts.globalNamespace ?? DefaultGlobalNamespace, log, {
+      // Behind deploy/'s Service the registration is every replica's: one that died leaves it to
+      // the others, and an unavailable moment (all restarting) is no reason to take it away.
+      registration: opts.packageApiServicePort === undefined,
+    });
 
     const onInformerError = (name: string) => (error: unknown, during: string) =>
       log.warn({ informer: name, during, err: error }, 'informer error, retrying');
@@ -427,6 +439,15 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
         clock,
         log,
         reviewer,
+        ...(opts.packageApiServicePort !== undefined
+          ? {
+              shared: {
+                servicePort: opts.packageApiServicePort,
+                writer: election ? client.guarded(election.writeGate) : client,
+                canWrite: () => (election ? election.isLeader() : true),
+              },
+            }
+          : {}),
       });
       stopping.push(() => packageApi?.stop());
     }
@@ -510,9 +531,11 @@ async function cleanUpAfterCrash(
   client: ControllerContext['client'],
   namespace: string,
   log: Logger,
+  what: { registration: boolean },
 ): Promise<void> {
   const spools = await sweepStaleSpools();
   if (spools.length > 0) log.info({ removed: spools }, 'removed catalog spools of managers that are gone');
+  if (!what.registration) return;
   try {
     const why = await removeStaleRegistration(client, namespace);
     if (why) log.info({ why }, 'removed the PackageManifest APIService a stopped manager left registered');

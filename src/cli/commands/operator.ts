@@ -112,10 +112,17 @@ const runCommand: Command = {
       valueName: 'NAME',
       description: `The name of the Lease (default: ${DefaultLeaderElectionId})`,
     },
+    'package-api-service-port': {
+      type: 'string',
+      valueName: 'PORT',
+      description:
+        'With --package-api-addr, in a cluster with several replicas: the API server reaches the PackageManifest API through the Service bosun-packageserver of the global namespace (deploy/ makes it, selecting every replica) at this port. The replicas serve one certificate kept in the Secret bosun-packageserver-cert, the leader writes it and the APIService, and a stopping replica leaves them registered',
+    },
   },
   run: async ({ values, ctx }) => {
     const logger = managerLogger(values, ctx);
     const leaderElection = leaderElectionOption(values);
+    packageApiServiceOption(values);
     const { startManager } = await import('../../manager/manager.js');
     const manager = await startManager({
       kubeconfig: str(values, 'kubeconfig'),
@@ -124,6 +131,7 @@ const runCommand: Command = {
       metricsAddr: str(values, 'metrics-addr'),
       installCrds: bool(values, 'install-crds'),
       packageApiAddr: str(values, 'package-api-addr'),
+      ...packageApiServiceOption(values),
       webHosts: webHosts(values),
       logger,
       ...(leaderElection ? { leaderElection } : {}),
@@ -142,6 +150,18 @@ const runCommand: Command = {
     return 0;
   },
 };
+
+/** --package-api-service-port, checked before connecting. */
+export function packageApiServiceOption(values: Values): { packageApiServicePort?: number } {
+  const port = str(values, 'package-api-service-port');
+  if (port === undefined) return {};
+  if (str(values, 'package-api-addr') === undefined)
+    throw new UserError('--package-api-service-port needs --package-api-addr', 2);
+  const n = Number(port);
+  if (!/^[0-9]{1,5}$/.test(port) || n < 1 || n > 65535)
+    throw new UserError(`--package-api-service-port: ${JSON.stringify(port)} is not a port (1 to 65535)`, 2);
+  return { packageApiServicePort: n };
+}
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const dnsSubdomain = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

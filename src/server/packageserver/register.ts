@@ -34,6 +34,11 @@ export interface Registration {
 
 export function registrationObjects(r: Registration): KubeObject[] {
   const labels = { 'app.kubernetes.io/managed-by': 'bosun' };
+  const [apiService, viewRole] = sharedRegistrationObjects({
+    namespace: r.namespace,
+    servicePort: r.port,
+    caPEM: r.caPEM,
+  });
   return [
     // The Service lives in the global catalog namespace, which may not exist yet.
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: r.namespace } },
@@ -63,6 +68,23 @@ export function registrationObjects(r: Registration): KubeObject[] {
       endpoints: [{ addresses: [r.ip], conditions: { ready: true } }],
       ports: [{ name: 'https', port: r.port, protocol: 'TCP' }],
     } as KubeObject,
+    apiService,
+    viewRole,
+  ];
+}
+
+/**
+ * Where the replicas serve behind a Service of deploy/'s (selecting every manager Pod), what the
+ * manager registers: the APIService naming that Service's port and trusting `caPEM` (one or more
+ * CA certificates), and the view ClusterRole. The Service and its endpoints are not the manager's.
+ */
+export function sharedRegistrationObjects(r: {
+  namespace: string;
+  servicePort: number;
+  caPEM: string;
+}): [KubeObject, KubeObject] {
+  const labels = { 'app.kubernetes.io/managed-by': 'bosun' };
+  return [
     {
       apiVersion: 'apiregistration.k8s.io/v1',
       kind: 'APIService',
@@ -70,7 +92,7 @@ export function registrationObjects(r: Registration): KubeObject[] {
       spec: {
         group: PackagesGroup,
         version: PackagesVersion,
-        service: { namespace: r.namespace, name: ServiceName, port: r.port },
+        service: { namespace: r.namespace, name: ServiceName, port: r.servicePort },
         caBundle: Buffer.from(r.caPEM).toString('base64'),
         groupPriorityMinimum: 2000,
         versionPriority: 15,
