@@ -119,6 +119,7 @@ describe.skipIf(skip)('deploy/ in a cluster', () => {
       'Deployment/olm/bosun-manager',
       'PodDisruptionBudget/olm/bosun-manager',
       'Service/olm/bosun',
+      'Service/olm/bosun-packageserver',
       'OperatorGroup/operators/global-operators',
       'CatalogSource/olm/operatorhubio-catalog',
     ]) {
@@ -211,6 +212,9 @@ describe.skipIf(skip)('deploy/ in a cluster', () => {
         status: { phase: string; podIP?: string };
       }[];
     }>(['pods', '-n', 'olm', '-l', 'app.kubernetes.io/name=bosun,app.kubernetes.io/component=manager']);
+    // Two replicas (one leads, both serve reads), both Running on the one simulated node: the
+    // anti-affinity is a preference, so a one-node cluster still runs both.
+    expect(deployment.spec.replicas).toBe(2);
     expect(pods.items).toHaveLength(deployment.spec.replicas);
     for (const pod of pods.items) {
       expect(pod.spec.nodeName).toBe('bosun-node');
@@ -241,30 +245,43 @@ describe.skipIf(skip)('deploy/ in a cluster', () => {
         .map((p) => p.status.podIP)
         .filter(Boolean)
         .sort();
-    const endpoints = await eventually('the Service bosun to have the Pods as endpoints', async () => {
-      const slices = await getJson<{ items: { endpoints?: { addresses: string[] }[] }[] }>([
-        'endpointslices',
-        '-n',
-        'olm',
-        '-l',
-        'kubernetes.io/service-name=bosun',
-      ]);
-      const addresses = slices.items.flatMap((s) => (s.endpoints ?? []).flatMap((e) => e.addresses)).sort();
-      return addresses.length > 0 ? addresses : undefined;
-    });
-    expect(endpoints).toEqual(await podIPs());
+    const want = await podIPs();
+    // bosun: the web catalog and /metrics; bosun-packageserver: the PackageManifest API, at the
+    // Pods' package-api port, which the APIService names through it.
+    for (const [service, port] of [
+      ['bosun', 8080],
+      ['bosun-packageserver', 8443],
+    ] as const) {
+      const endpoints = await eventually(
+        `the Service ${service} to have every Pod as an endpoint`,
+        async () => {
+          const slices = await getJson<{
+            items: { endpoints?: { addresses: string[] }[]; ports?: { port: number }[] }[];
+          }>(['endpointslices', '-n', 'olm', '-l', `kubernetes.io/service-name=${service}`]);
+          const addresses = slices.items
+            .flatMap((s) => (s.endpoints ?? []).flatMap((e) => e.addresses))
+            .sort();
+          for (const s of slices.items) expect(s.ports?.map((p) => p.port)).toEqual([port]);
+          return addresses.length === want.length ? addresses : undefined;
+        },
+      );
+      expect(endpoints).toEqual(want);
+    }
 
     const pdb = await eventually('the PodDisruptionBudget to count the Pods', async () => {
       const p = await getJson<{
-        spec: { maxUnavailable: number };
+        spec: { minAvailable: number };
         status: { expectedPods?: number; currentHealthy?: number; disruptionsAllowed?: number };
       }>(['poddisruptionbudget', 'bosun-manager', '-n', 'olm']);
       return p.status.expectedPods ? p : undefined;
     });
-    // The budget counts exactly the manager's Pods, all healthy, and lets a drain take one.
+    // The budget counts exactly the manager's two Pods, all healthy, and lets a drain take one of
+    // them, never both.
+    expect(pdb.status.expectedPods).toBe(2);
     expect(pdb.status.expectedPods).toBe((await podIPs()).length);
     expect(pdb.status.currentHealthy).toBe(pdb.status.expectedPods);
-    expect(pdb.status.disruptionsAllowed).toBe(pdb.spec.maxUnavailable);
+    expect(pdb.spec.minAvailable).toBe(1);
+    expect(pdb.status.disruptionsAllowed).toBe(1);
   });
 
   it('the ServiceAccount may do what its ClusterRole lists, and no more; the role holds no *', async () => {
