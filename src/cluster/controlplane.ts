@@ -344,6 +344,54 @@ function signal(pid: number, sig: NodeJS.Signals): void {
   }
 }
 
+export interface ApiServerOptions {
+  name?: string;
+  env?: NodeJS.ProcessEnv;
+  /** How long `startApiServer` waits for /readyz. */
+  timeoutMs?: number;
+}
+
+/**
+ * Stops the API server of a running control plane alone (SIGKILL, as a crash would), leaving
+ * etcd with its data and every other component running, so that a test can watch its clients
+ * live through an API server that goes away; `startApiServer` brings it back on the same port,
+ * certificates and etcd.
+ */
+export async function stopApiServer(opts: ApiServerOptions = {}): Promise<void> {
+  const { state } = await runningState(opts);
+  const pid = state.pids['kube-apiserver'];
+  if (pid === undefined) return;
+  signal(pid, 'SIGKILL');
+  await waitExit([pid], Number.POSITIVE_INFINITY);
+}
+
+/** Starts the API server of `stopApiServer` again and returns once it answers /readyz. */
+export async function startApiServer(opts: ApiServerOptions = {}): Promise<ClusterState> {
+  const { layout, state } = await runningState(opts);
+  const c: Component = 'kube-apiserver';
+  const old = state.pids[c];
+  if (old !== undefined && isAlive(old)) throw new UserError(`the API server of "${layout.name}" is running`);
+  const bins = await ensureBinaries({ env: opts.env ?? process.env });
+  state.pids[c] = await startProcess(c, componentCommand(c, layout, state.ports, bins), layout);
+  await writeFileAtomic(layout.stateFile, `${JSON.stringify(state, null, 2)}\n`);
+  const tls = await adminTLS(layout);
+  await waitFor(
+    c,
+    layout,
+    state,
+    opts.timeoutMs ?? 120_000,
+    async () => (await apiRequest(state.ports.apiserver, tls, 'GET', '/readyz')).status === 200,
+  );
+  return state;
+}
+
+async function runningState(opts: ApiServerOptions): Promise<{ layout: Layout; state: ClusterState }> {
+  const layout = clusterLayout(opts.name, opts.env ?? process.env);
+  const state = await readState(layout);
+  if (!state) throw new UserError(`control plane "${layout.name}" is not running (bosun cluster up)`);
+  return { layout, state };
+}
+
 export interface Status {
   name: string;
   running: boolean;

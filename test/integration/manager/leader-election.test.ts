@@ -9,10 +9,6 @@
  * every object, so "the Lease's holder at the revision of a write" is well defined: each write of
  * Bosun's must fall in the term of a live leader, and none in the term of nobody.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { KubeObject } from '../../../src/apis/meta.js';
 import type { ClusterServiceVersion } from '../../../src/apis/operators.js';
@@ -34,68 +30,17 @@ import {
   SamplePackage,
   uniqueGroup,
 } from '../controllers/operator-support.js';
+import {
+  catalogIds,
+  killWith,
+  managerProcess as spawnManager,
+  type ManagerProcess,
+  readyz,
+} from './manager-process.js';
 
-const mainModule = pathToFileURL(join(import.meta.dirname, '../../../src/cli/main.ts')).href;
-
-interface ManagerProcess {
-  child: ChildProcess;
-  url: string;
-  identity: string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
-  log: string[];
-}
-
-/** `bosun operator run --leader-elect` from the sources, its URL and Lease identity read from its JSON log. */
-async function managerProcess(globalNamespace: string): Promise<ManagerProcess> {
-  const args = [
-    'operator',
-    'run',
-    '--kubeconfig',
-    inject('kubeconfig'),
-    '--install-crds',
-    '--metrics-addr',
-    '127.0.0.1:0',
-    '--global-namespace',
-    globalNamespace,
-    '--leader-elect',
-    '--log-format',
-    'json',
-  ];
-  const script = `const { main } = await import(${JSON.stringify(mainModule)}); process.exitCode = await main(${JSON.stringify(args)});`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })),
-  );
-  const log: string[] = [];
-  let url: string | undefined;
-  let identity: string | undefined;
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    log.push(line);
-    try {
-      const rec = JSON.parse(line) as { url?: string; identity?: string };
-      url ??= rec.url;
-      identity ??= rec.identity;
-    } catch {
-      // not a log record
-    }
-  });
-  await eventually(
-    'the manager to serve HTTP and name its Lease identity',
-    async () => {
-      if (child.exitCode !== null) throw new Error(`the manager exited: ${log.join('\n')}`);
-      return url && identity ? true : undefined;
-    },
-    90_000,
-  );
-  return { child, url: url!, identity: identity!, exited, log };
-}
-
-async function killWith(m: ManagerProcess, signal: NodeJS.Signals) {
-  if (m.child.exitCode === null && m.child.signalCode === null) m.child.kill(signal);
-  return m.exited;
-}
+/** `bosun operator run --leader-elect` against the run's control plane, its global namespace `g`. */
+const managerProcess = (globalNamespace: string) =>
+  spawnManager({ kubeconfig: inject('kubeconfig'), globalNamespace, leaderElect: true });
 
 interface Version {
   kind: string;
@@ -177,19 +122,9 @@ function bosunWrites(versions: Version[], ns: string): Version[] {
   );
 }
 
-async function readyz(m: ManagerProcess) {
-  const res = await fetch(`${m.url}/readyz`);
-  return { status: res.status, body: await res.text() };
-}
-
 async function leaderGauge(m: ManagerProcess): Promise<string | undefined> {
   const text = await (await fetch(`${m.url}/metrics`)).text();
   return /^bosun_leader (\d)$/m.exec(text)?.[1];
-}
-
-async function catalogIds(m: ManagerProcess): Promise<string[]> {
-  const index = (await (await fetch(`${m.url}/api/index`)).json()) as { catalogs: { id: string }[] };
-  return index.catalogs.map((c) => c.id);
 }
 
 /** A global catalog `name` (in `g`) holding the sample operator with its API in `group`. */
