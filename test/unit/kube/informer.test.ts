@@ -163,6 +163,39 @@ describe('Informer', () => {
     expect(lw.current.resourceVersion).toBe('20');
   });
 
+  it('after an API server restart, resumes from its version until answered 410, then relists (retrying a failed list) and never watches from the expired version again', async () => {
+    const { lw, clock, seen, errors, informer } = setup();
+    const refused = () => Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+    lw.answer([cm('a', '1'), cm('b', '1')], '5');
+    informer.start();
+    await settle();
+    // The API server goes away: the open watch breaks, the next attempt is refused.
+    lw.current.fail(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }));
+    await settle();
+    clock.advance(250);
+    await settle();
+    lw.current.fail(refused());
+    await settle();
+    expect(clock.pendingDelays().filter((d) => d < 60_000)).toEqual([500]);
+    clock.advance(500);
+    await settle();
+    // Back, with a watch cache that starts after version 5: the resumed watch has expired.
+    lw.lists.push(() => Promise.reject(refused()));
+    lw.current.fail(gone());
+    await settle();
+    expect(lw.listCalls).toBe(2);
+    // That relist failed (a moment's unavailability): it backs off and lists again, not watches.
+    expect(clock.pendingDelays().filter((d) => d < 60_000)).toEqual([1_000]);
+    lw.answer([cm('a', '9')], '30');
+    clock.advance(1_000);
+    await settle();
+    expect(lw.listCalls).toBe(3);
+    expect(lw.watches.map((w) => w.resourceVersion)).toEqual(['5', '5', '5', '30']);
+    expect(seen).toEqual(['add a@1', 'add b@1', 'update a@1->9', 'delete b']);
+    expect(errors.map(([, during]) => during)).toEqual(['watch', 'watch', 'list']);
+    expect(informer.stats()).toMatchObject({ lists: 2, expired: 1, failures: 3 });
+  });
+
   it('restarts a failed watch after a jittered backoff, from the same version, without relisting', async () => {
     const { lw, clock, errors, informer } = setup();
     lw.answer([], '5');
