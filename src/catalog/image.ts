@@ -37,7 +37,7 @@ import { registryLayers } from '../oci/pull.js';
 import { formatReference, type ImageReference } from '../oci/reference.js';
 import { readFileNoFollow } from '../util/confined-fs.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
-import { CatalogLimits, maxCatalogFileBytes } from './limits.js';
+import { CatalogLimits, catalogFileLimitRaise, maxCatalogFileBytes } from './limits.js';
 import { listCatalogFiles, loadCatalog } from './load.js';
 
 /**
@@ -74,6 +74,7 @@ export function buildCatalogImage(files: FileMap, platform?: Platform): BuiltIma
 export function catalogExtractLimits(env: NodeJS.ProcessEnv = process.env): ExtractLimits {
   return {
     maxFileBytes: maxCatalogFileBytes(env),
+    maxFileBytesRaise: catalogFileLimitRaise,
     maxTotalBytes: CatalogLimits.maxCatalogBytes,
     maxEntries: DefaultExtractLimits.maxEntries,
   };

@@ -38,6 +38,9 @@ export function maxCatalogFileBytes(env: NodeJS.ProcessEnv = process.env): numbe
 
 const inMiB = (bytes: number) => `${(bytes / MiB).toFixed(1)} MiB`;
 
+/** What raises the per-file limit, as every refusal of a file past it says. */
+export const catalogFileLimitRaise = `${CatalogLimitEnv.File} raises it, up to 500`;
+
 /**
  * The refusal of a file past the per-file limit, or undefined. `sofar`: the size is what has
  * arrived so far of a body that was cut off there.
@@ -49,7 +52,7 @@ export function catalogFileTooLarge(
   const limit = opts.limit ?? maxCatalogFileBytes();
   if (!(size > limit)) return undefined; // NaN (an unreadable Content-Length) too
   const is = opts.sofar ? `is more than ${inMiB(limit)} (cut off there)` : `is ${inMiB(size)}`;
-  return `${is}, past the limit of ${inMiB(limit)} for one catalog file (${CatalogLimitEnv.File} raises it, up to 500): split its documents over several files`;
+  return `${is}, past the limit of ${inMiB(limit)} for one catalog file (${catalogFileLimitRaise}): split its documents over several files`;
 }
 
 /** The refusal of a catalog whose files add up past the total limit. */

@@ -50,6 +50,24 @@ export class LayerEntryError extends OciError {
   }
 }
 
+/**
+ * An image index (a multi-platform image) without an image for the platform wanted. Not the
+ * registry's fault, nor a broken image: the image is built for other platforms, which the
+ * message lists. Its reason names that in a CatalogSource's status and in the CLI's error.
+ */
+export class PlatformMissingError extends OciError {
+  static readonly reason = 'ImagePlatformMissing';
+  constructor(
+    message: string,
+    where: OciErrorWhere,
+    /** The platforms the index has images for (`linux/arm64`, ...). */
+    readonly platforms: string[],
+  ) {
+    super(message, where);
+    this.name = 'PlatformMissingError';
+  }
+}
+
 /** The `errors[]` of a distribution error body, as `CODE: message` strings; empty when it has none. */
 export function registryErrorDetails(body: string): { codes: string[]; text: string } {
   let parsed: unknown;

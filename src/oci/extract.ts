@@ -31,6 +31,8 @@ import { layerCompression } from './media-types.js';
 export interface ExtractLimits {
   /** Bytes of one file. */
   maxFileBytes: number;
+  /** What raises `maxFileBytes`, said in its refusal (`BOSUN_CATALOG_MAX_FILE_MIB raises it`). */
+  maxFileBytesRaise?: string;
   /** Bytes of all files of all layers together (what is written, before whiteouts remove any). */
   maxTotalBytes: number;
   /** Entries of all layers together, whiteouts and folders included. */
@@ -276,7 +278,7 @@ class Extraction {
         if (size > this.limits.maxFileBytes)
           throw new Refused(
             path,
-            `it is ${size} bytes, past the limit of ${this.limits.maxFileBytes} for one file`,
+            `it is ${size} bytes, past the limit of ${this.limits.maxFileBytes} for one file${this.limits.maxFileBytesRaise ? ` (${this.limits.maxFileBytesRaise})` : ''}`,
           );
         this.bytes += size;
         if (this.bytes > this.limits.maxTotalBytes)

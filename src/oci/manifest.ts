@@ -5,7 +5,7 @@
  * and media types that are strings. And the choice of one platform's image from an index.
  */
 import { digestError } from './digest.js';
-import { OciError, type OciErrorWhere } from './errors.js';
+import { OciError, type OciErrorWhere, PlatformMissingError } from './errors.js';
 import { MediaType, imageManifestTypes, indexTypes } from './media-types.js';
 
 export interface Platform {
@@ -207,10 +207,15 @@ export function selectPlatform(index: ImageIndex, want: Platform, where: OciErro
       images.filter((d) => d.platform && d.platform.os !== 'unknown').map((d) => formatPlatform(d.platform!)),
     ),
   ];
-  throw new OciError(
-    `${where.image ?? ''}: the index ${where.digest ?? ''} has no image for ${formatPlatform(want)}; it has ${
-      available.length > 0 ? available.join(', ') : 'no image with a platform'
-    }`.replace('  ', ' '),
+  const image = where.image ? `${where.image}: ` : '';
+  const which = where.digest ? `the index ${where.digest}` : 'the index';
+  throw new PlatformMissingError(
+    `${image}${which} has no ${formatPlatform(want)} image (${PlatformMissingError.reason}); ${
+      available.length > 0
+        ? `it has images for ${available.join(', ')}`
+        : 'none of its images names a platform'
+    }`,
     where,
+    available,
   );
 }

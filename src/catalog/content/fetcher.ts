@@ -10,6 +10,7 @@
  * is not parsed again but given back as it is, which is what most polls find.
  */
 import type { CatalogSource, ConfigMapResourceReference } from '../../apis/operators.js';
+import { PlatformMissingError } from '../../oci/errors.js';
 import type { CatalogContent } from './store.js';
 
 /** Why a fetch failed. The first three are OLM's `status.reason` values (CatalogSourceReason). */
@@ -19,6 +20,8 @@ export const FetchFailureReason = {
   SpecInvalidError: 'SpecInvalidError',
   /** The source answered, but not with a valid file-based catalog. */
   InvalidCatalog: 'InvalidCatalog',
+  /** A multi-platform catalog image with no image for the platform read (linux/amd64). */
+  ImagePlatformMissing: PlatformMissingError.reason,
   /** No fetcher reads this kind of source (yet). */
   SourceTypeNotSupported: 'SourceTypeNotSupported',
 } as const;

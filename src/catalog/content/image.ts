@@ -13,9 +13,10 @@
  * removed. Credentials come from the CatalogSource's pull Secrets (registry-access.ts).
  *
  * What goes wrong is a value: the registry's side (unreachable, unknown tag or digest, refused
- * credentials, content that fails its digest, no image for the platform) is RegistryServerError;
- * the image's side (not a file-based catalog image, an unsafe or oversized layer, FBC that does
- * not validate) is InvalidCatalog. Each message names the image and the cause, and the
+ * credentials, content that fails its digest) is RegistryServerError; an index with no image for
+ * the platform read (linux/amd64) is ImagePlatformMissing, naming the platforms it has; the
+ * image's side (not a file-based catalog image, an unsafe or oversized layer, FBC that does not
+ * validate) is InvalidCatalog. Each message names the image and the cause, and the
  * controller keeps the last good content.
  */
 import { randomUUID } from 'node:crypto';
@@ -24,7 +25,7 @@ import { join } from 'node:path';
 import type { CatalogSource } from '../../apis/operators.js';
 import { CatalogImageLabel, ImageKind, imageKindOf, wrongKind } from '../../olm/image-kind.js';
 import type { RegistryClient } from '../../oci/client.js';
-import { DigestMismatchError, LayerEntryError, OciError } from '../../oci/errors.js';
+import { DigestMismatchError, LayerEntryError, OciError, PlatformMissingError } from '../../oci/errors.js';
 import { inspectImage } from '../../oci/image-config.js';
 import { DefaultPlatform, type Platform } from '../../oci/manifest.js';
 import { formatReference, type ImageReference, parseReference, withDigest } from '../../oci/reference.js';
@@ -162,6 +163,8 @@ function invalid(address: string, message: string): Failure {
  * named), as is everything that happens on the wire.
  */
 function reasonOf(err: OciError): FetchFailureReason {
+  // Neither side's fault: the image is built for other platforms only.
+  if (err instanceof PlatformMissingError) return FetchFailureReason.ImagePlatformMissing;
   if (err instanceof DigestMismatchError) return FetchFailureReason.RegistryServerError;
   if (err instanceof LayerEntryError) return FetchFailureReason.InvalidCatalog;
   // pullCatalogImage's own refusals of what the image says (its configs label, the folder it names).

@@ -6,6 +6,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../../src/cli/main.js';
 import { RegistryClient } from '../../../src/oci/client.js';
 import { DigestMismatchError, OciError } from '../../../src/oci/errors.js';
 import { MediaType } from '../../../src/oci/media-types.js';
@@ -19,6 +20,7 @@ import {
   indexOf,
   zstdLayer,
 } from '../../support/oci-images.js';
+import { capture } from '../../support/capture.js';
 import { registryAvailable, startRegistry, type TestRegistry } from '../../support/registry.js';
 
 const missing = await registryAvailable();
@@ -111,8 +113,19 @@ describe.skipIf(missing !== undefined)('a plain registry on 127.0.0.1', () => {
       const s390x = client.getImage(parseReference(`${base}:v1`), { os: 'linux', architecture: 's390x' });
       await expect(s390x).rejects.toThrow(
         new RegExp(
-          `${base}:v1: the index ${index.digest} has no image for linux/s390x; it has linux/amd64, linux/arm64/v8`,
+          `${base}:v1: the index ${index.digest} has no linux/s390x image \\(ImagePlatformMissing\\); it has images for linux/amd64, linux/arm64/v8`,
         ),
+      );
+      // So does the CLI, for a catalog image of arm64 only, with the reason a CatalogSource gives.
+      const armOnly = indexOf(
+        [{ image: arm, platform: { os: 'linux', architecture: 'arm64', variant: 'v8' } }],
+        docker,
+      );
+      await client.pushManifest(parseReference(`${base}:arm-only`), armOnly.bytes, armOnly.mediaType);
+      const cli = capture();
+      expect(await main(['catalog', 'render', `${base}:arm-only`], cli.ctx)).not.toBe(0);
+      expect(cli.stderr).toContain(
+        `error: ${base}:arm-only: the index ${armOnly.digest} has no linux/amd64 image (ImagePlatformMissing); it has images for linux/arm64/v8`,
       );
     }
   });

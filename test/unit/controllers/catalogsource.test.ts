@@ -115,6 +115,7 @@ describe('sourceKindOf', () => {
         'RegistryServerError',
         'SpecInvalidError',
         'InvalidCatalog',
+        'ImagePlatformMissing',
         'SourceTypeNotSupported',
       ].sort(),
     );

@@ -3,6 +3,8 @@
  * refused in several shapes, into a folder (which is then gone, with nothing written outside it)
  * and into memory alike, each refusal naming the image, the layer and the entry.
  */
+import { catalogExtractLimits } from '../../../src/catalog/image.js';
+import { CatalogLimitEnv } from '../../../src/catalog/limits.js';
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -308,6 +310,15 @@ describe('hostile layers are refused, naming the image, the layer and the entry'
     const err = await refusal([l], small);
     expect(err.message).toBe(
       `${image}: layer ${l.digest}: entry "big": it is 1001 bytes, past the limit of 1000 for one file; nothing was extracted`,
+    );
+  });
+
+  it('a catalog image file past the catalog file limit, naming the setting that raises it', async () => {
+    const limits = catalogExtractLimits({ [CatalogLimitEnv.File]: '1' });
+    const l = layer([{ path: 'configs/huge/catalog.json', data: 'x'.repeat(2 ** 20 + 1) }]);
+    const err = await refusal([l], limits);
+    expect(err.message).toBe(
+      `${image}: layer ${l.digest}: entry "configs/huge/catalog.json": it is ${2 ** 20 + 1} bytes, past the limit of ${2 ** 20} for one file (BOSUN_CATALOG_MAX_FILE_MIB raises it, up to 500); nothing was extracted`,
     );
   });
 

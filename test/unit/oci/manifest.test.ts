@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OciError } from '../../../src/oci/errors.js';
+import { OciError, PlatformMissingError } from '../../../src/oci/errors.js';
 import {
   type Descriptor,
   type ImageIndex,
@@ -199,11 +199,46 @@ describe('choosing a platform from an index', () => {
 
   it('names what the index has when the platform is missing, never choosing an attestation', () => {
     expect(() => selectPlatform(index, parsePlatform('linux/s390x'), where)).toThrow(
-      `quay.io/org/op:v1: the index ${d(99)} has no image for linux/s390x; it has linux/arm64, linux/amd64, linux/arm64/v8, linux/arm/v6, windows/amd64`,
+      `quay.io/org/op:v1: the index ${d(99)} has no linux/s390x image (ImagePlatformMissing); it has images for linux/arm64, linux/amd64, linux/arm64/v8, linux/arm/v6, windows/amd64`,
     );
     expect(() => selectPlatform(index, parsePlatform('unknown/unknown'), where)).toThrow(
-      /has no image for unknown\/unknown/,
+      /has no unknown\/unknown image \(ImagePlatformMissing\)/,
     );
+  });
+
+  // Whatever the index holds, a missing platform is its own error with its own reason, never
+  // taken for a registry that failed: other architectures, amd64 of another OS, a Docker list,
+  // nothing but attestations, nothing with a platform at all.
+  const amd64 = parsePlatform('linux/amd64');
+  it.each([
+    [
+      'other architectures',
+      [entry(2, { os: 'linux', architecture: 'arm64' }), entry(7, { os: 'linux', architecture: 's390x' })],
+      ['linux/arm64', 'linux/s390x'],
+    ],
+    ['amd64 of another OS', [entry(6, { os: 'windows', architecture: 'amd64' })], ['windows/amd64']],
+    [
+      'a Docker manifest list',
+      [entry(2, { os: 'linux', architecture: 'arm64' }, { mediaType: MediaType.DockerManifest })],
+      ['linux/arm64'],
+    ],
+    ['attestations only', [index.manifests[0]!], []],
+    ['no platforms', [entry(8)], []],
+  ] as const)('an index with %s has no linux/amd64 image, and says what it has', (_what, manifests, has) => {
+    let thrown: unknown;
+    try {
+      selectPlatform({ ...index, manifests: [...manifests] }, amd64, where);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(PlatformMissingError);
+    const err = thrown as PlatformMissingError;
+    expect(err.platforms).toEqual(has);
+    expect(err.message).toContain(`the index ${d(99)} has no linux/amd64 image (ImagePlatformMissing); `);
+    expect(err.message).toContain(
+      has.length ? `it has images for ${has.join(', ')}` : 'none of its images names a platform',
+    );
+    expect(err.message).not.toMatch(/server/i);
   });
 
   it.each(['linux', 'linux/amd64/v1/x', 'linux/$(x)', ''])('refuses the platform %j', (text) => {
