@@ -15,6 +15,7 @@ import {
 import { type BundleInfo, type BundleProblem, type GVK, gvkKey, type Requirement } from './model.js';
 import { decode } from '../olm/property-value.js';
 import { parseVersion } from '../olm/version.js';
+import { canonicalJson } from '../util/canonical-json.js';
 
 export interface BundleSource {
   name: string;
@@ -140,7 +141,8 @@ function readRequirements(properties: readonly Property[]): Requirement[] {
     const compile = REQUIREMENT_TYPES[p.type];
     if (!compile) return;
     const value = decode(p.value);
-    const key = `${p.type} ${canonical(value)}`;
+    // The same requirement written twice, in any key order, is one requirement.
+    const key = `${p.type} ${canonicalJson(value)}`;
     requirements ??= new Map();
     if (requirements.has(key)) return;
     const c = compile(value);
@@ -161,19 +163,6 @@ function readRequirements(properties: readonly Property[]): Requirement[] {
 }
 
 type Constraint = { failureMessage?: string };
-
-/** JSON with sorted keys: the same requirement written twice, in any key order, is one requirement. */
-export function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'null';
-}
 
 /** Sorted by key, without repeats; most bundles provide a handful, so no map is needed. */
 function dedupeGVKs(gvks: GVK[]): GVK[] {

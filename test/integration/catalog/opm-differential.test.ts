@@ -18,38 +18,21 @@ import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vit
 import { type GoProgram } from '../../support/go-tool.js';
 import { opmBinary, run } from '../../support/opm.js';
 import { repo, runBosun } from '../../unit/cli/run-bosun.js';
+import { canonicalJson } from '../../../src/util/canonical-json.js';
+import { type Doc as BaseDoc, documents } from '../../support/fbc-documents.js';
 
 const CORPUS = process.env.BOSUN_CORPUS_DIR;
 const IMAGE_TEMPLATE = 'bundles.example/{{.Package}}:v{{.Version}}';
 
-type Doc = Record<string, unknown> & { schema?: string; properties?: { type?: string }[] };
-
-/** opm's and Bosun's JSON output: documents one after another, each starting a line with `{`. */
-function documents(text: string): Doc[] {
-  return text
-    .split(/\n(?=\{)/)
-    .filter((d) => d.trim() !== '')
-    .map((d) => JSON.parse(d) as Doc);
-}
-
-/** JSON with object keys sorted: the order of an object's keys carries no meaning. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v !== null && typeof v === 'object')
-    return `{${Object.keys(v)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  return JSON.stringify(v);
-}
+type Doc = BaseDoc & { properties?: { type?: string }[] };
 
 /** A document as compared: properties as a set, without Bosun's own `olm.csv.metadata`. */
 function comparable(doc: Doc, dropCsvMetadata: boolean): string {
   const props = doc.properties
     ?.filter((p) => !(dropCsvMetadata && p.type === 'olm.csv.metadata'))
-    .map(canonical)
+    .map(canonicalJson)
     .sort();
-  return canonical({ ...doc, ...(props ? { properties: props } : {}) });
+  return canonicalJson({ ...doc, ...(props ? { properties: props } : {}) });
 }
 
 const keyOf = (d: Doc) => `${String(d.schema)}/${String(d.package ?? '')}/${String(d.name ?? '')}`;
