@@ -383,7 +383,10 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     stopping.push(() => packages.stop());
 
     for (const i of all) i.start();
-    const ready = () => all.every((i) => i.hasSynced());
+    let packageApi: RunningPackageApi | undefined;
+    // A replica behind the packageserver Service is routed to once ready: it must serve the
+    // PackageManifest API by then (a standby waits for the leader's certificate before it does).
+    const ready = () => all.every((i) => i.hasSynced()) && (!opts.packageApiAddr || packageApi !== undefined);
     watchLeader(() => (election ? election.isLeader() : true));
 
     let server: RunningServer | undefined;
@@ -428,7 +431,6 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
       for (const q of queues) q.start();
     }
 
-    let packageApi: RunningPackageApi | undefined;
     if (opts.packageApiAddr) {
       packageApi = await startPackageApi({
         address: opts.packageApiAddr,
