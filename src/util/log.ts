@@ -7,6 +7,7 @@
  * The text form is rendered from the same JSON pino produces, so both carry exactly the same data.
  */
 import { pino, type Logger } from 'pino';
+import { escapeControls } from './terminal.js';
 
 export const LogFormat = { JSON: 'json', Text: 'text' } as const;
 export type LogFormat = (typeof LogFormat)[keyof typeof LogFormat];
@@ -69,14 +70,15 @@ export function formatRecord(
   const head = [
     typeof time === 'number' ? clockTime(time) : '',
     typeof level === 'number' ? (levelNames[level] ?? String(level)) : String(level ?? ''),
-    typeof msg === 'string' ? msg : '',
+    typeof msg === 'string' ? escapeControls(msg) : '',
   ].filter((s) => s !== '');
   const pairs = Object.entries(fields)
     .filter(([k, v]) => !hidden.has(k) && v !== undefined)
     .map(([k, v]) => `${k}=${fieldValue(v)}`);
   let line = pairs.length > 0 ? `${head.join(' ')}  ${pairs.join(' ')}` : head.join(' ');
   const stack = errorStack(err);
-  if (stack !== undefined) line += `\n${indent(stack)}`;
+  // A stack's lines are its own layout; each is indented, so a message cannot pass for a record.
+  if (stack !== undefined) line += `\n${indent(escapeControls(stack, { keepLayout: true }))}`;
   return line;
 }
 
@@ -87,12 +89,19 @@ function clockTime(ms: number): string {
   return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
 }
 
-/** Plain words stay bare; anything with spaces, quotes or `=` is JSON-quoted, so a line splits unambiguously. */
+/**
+ * Plain words stay bare; anything with spaces, quotes, `=` or a control character is JSON-quoted,
+ * so a line splits unambiguously. Values carry input (names from catalogs, an API server's
+ * messages): control characters JSON leaves as they are (DEL, C1, bidi controls) are escaped too,
+ * so a field cannot recolour or rewrite the terminal it is printed on.
+ */
 function fieldValue(v: unknown): string {
-  if (typeof v === 'string') return /^[^\s"=]+$/.test(v) ? v : JSON.stringify(v);
+  if (typeof v === 'string') return /^[^\s"=]+$/.test(v) && escapeControls(v) === v ? v : quoted(v);
   if (typeof v === 'number' || typeof v === 'boolean' || v === null) return String(v);
-  return JSON.stringify(v);
+  return quoted(v);
 }
+
+const quoted = (v: unknown) => escapeControls(JSON.stringify(v) ?? String(v));
 
 /** pino serialises an `err` field as `{type, message, stack}`; a stack already holds the message. */
 function errorStack(err: unknown): string | undefined {

@@ -43,6 +43,35 @@ describe('text log lines', () => {
     ]);
   });
 
+  it.each([
+    ['ESC (recolour, move the cursor)', '\x1b[32mvalid\x1b[0m', '\\u001b[32mvalid\\u001b[0m'],
+    ['a C1 CSI', 'a\u009b2Jb', 'a\\u009b2Jb'],
+    ['DEL', 'a\u007fb', 'a\\u007fb'],
+    ['a bidi override', 'evil\u202etxt.exe', 'evil\\u202etxt.exe'],
+    ['a newline forging a record', 'x\n12:00:00.000 INFO  forged', 'x\\n12:00:00.000 INFO  forged'],
+    ['a carriage return', 'ok\rERROR', 'ok\\rERROR'],
+  ])('shows %s in a field, the message and an object as escapes, on one line', (_what, input, shown) => {
+    const line = formatRecord({ level: 30, msg: `catalog ${input}`, name: input, obj: { name: input } });
+    // eslint-disable-next-line no-control-regex -- the characters that must not reach the terminal
+    expect(line).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e]/);
+    expect(line).toContain(`name="${shown}"`);
+    expect(line).toContain(`obj={"name":"${shown}"}`);
+    expect(line.split('  ')[0]).not.toContain(input);
+  });
+
+  it('keeps a stack on its own indented lines but escapes what would rewrite the terminal', () => {
+    const line = formatRecord({
+      level: 50,
+      msg: 'm',
+      err: { message: 'x', stack: 'Error: pkg \x1b]0;title\x07\u009b\n    at f (x.ts:1:1)' },
+    });
+    expect(line.split('\n')).toEqual([
+      'ERROR m',
+      '    Error: pkg \\x1b]0;title\\x07\\u009b',
+      '        at f (x.ts:1:1)',
+    ]);
+  });
+
   it('passes through a line that is not a JSON object', () => {
     expect(formatLine('not json\n')).toBe('not json');
     expect(formatLine('[1,2]')).toBe('[1,2]');
