@@ -232,7 +232,7 @@ describe('LeaderElector', () => {
     expect(a.e.isLeader()).toBe(true);
     expect(lease.writes[0]!.record).toMatchObject({
       holderIdentity: 'a',
-      leaseDurationSeconds: 15,
+      leaseDurationSeconds: leaseDurationMs / 1000,
       leaseTransitions: 0,
     });
     // One creation, then one renewal per retry period.
