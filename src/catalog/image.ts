@@ -101,7 +101,13 @@ export async function pullCatalogImage(
   client: RegistryClient,
   ref: ImageReference,
   dest: string,
-  opts: { platform?: Platform; limits?: ExtractLimits; resolved?: InspectedImage } = {},
+  opts: {
+    platform?: Platform;
+    limits?: ExtractLimits;
+    resolved?: InspectedImage;
+    /** Told of each file as it is extracted (see ExtractOptions.onFile). */
+    onFile?: (path: string, size: number) => void;
+  } = {},
 ): Promise<PulledCatalog> {
   const { image, config } = opts.resolved ?? (await inspectImage(client, ref, opts.platform));
   const name = formatReference(image.ref);
@@ -126,6 +132,7 @@ export async function pullCatalogImage(
     image: name,
     limits,
     ...(folder.path !== '' && { only: [folder.path] }),
+    ...(opts.onFile && { onFile: opts.onFile }),
   });
   const configs = join(dest, folder.path);
   if (!(await stat(configs).catch(() => undefined))?.isDirectory()) {

@@ -15,10 +15,10 @@ import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { NoFollowRead, readFileNoFollow } from '../util/confined-fs.js';
 import { readFullySync } from '../util/fs.js';
 import { internStrings } from '../util/intern.js';
-import { runInWorkers, workerStarter } from '../util/workers.js';
+import { WorkerPool, workerStarter } from '../util/workers.js';
 import { invalidUtf8Offset } from '../util/utf8.js';
 import { IgnoreMatcher, IndexIgnoreFile, joinRel } from './ignore.js';
-import type { FilePart, LoadAnswer, LoadRequest } from './load-worker.js';
+import type { FilePart, LoadAnswer, LoadRequest, PartOfFile } from './load-worker.js';
 import {
   attachStoredPayloads,
   type FileIdentity,
@@ -35,6 +35,9 @@ import { objectName } from './validate.js';
 import type { ErrorObject } from 'ajv';
 
 const CATALOG_EXT = /\.(ya?ml|json)$/i;
+
+/** Whether a file of this name is read as a catalog file (where no .indexignore leaves it out). */
+export const isCatalogFileName = (name: string): boolean => CATALOG_EXT.test(name);
 
 /**
  * Loads the catalog under `dir`. Errors name the file (and document) that could not be read.
@@ -108,13 +111,11 @@ function sizeOf(file: string): number {
 }
 
 /** Smaller content is parsed in this thread: a worker's start costs more than its garbage. */
-const WORKER_THRESHOLD_BYTES = 4 * 2 ** 20;
+export const WORKER_THRESHOLD_BYTES = 4 * 2 ** 20;
 
 /**
  * Parses byte ranges of one file (a catalog spooled to disk by the manager) into `cfg`, with the
- * bundle objects' manifests left in the file (see payloads.ts). Where a worker thread can run and the content is
- * large, the parsing happens there: the file's bytes and the parser's garbage (several times the catalog's size) then leave
- * with the worker instead of staying in this process's heap until some later collection.
+ * bundle objects' manifests left in the file (see payloads.ts).
  */
 export async function parseFileParts(
   file: string,
@@ -122,64 +123,144 @@ export async function parseFileParts(
   cfg: DeclarativeConfig,
   problems: Problem[],
 ): Promise<void> {
+  await parseParts(
+    parts.map((p) => ({ ...p, file })),
+    cfg,
+    problems,
+  );
+}
+
+/**
+ * Parses byte ranges of files on disk (spooled catalogs) into `cfg`, in the order given, with
+ * the bundle objects' manifests left in their files (see payloads.ts). Each part is read on its
+ * own, exactly its bytes, and its documents are added before the next part's are read: no
+ * catalog is ever whole in memory as bytes.
+ */
+export async function parseParts(
+  parts: readonly PartOfFile[],
+  cfg: DeclarativeConfig,
+  problems: Problem[],
+): Promise<void> {
   const size = parts.reduce((n, p) => n + p.length, 0);
-  if (startLoadWorker && size >= WORKER_THRESHOLD_BYTES) {
-    let answer: LoadAnswer | undefined;
-    try {
-      [answer] = await runInWorkers<LoadRequest, LoadAnswer>(
-        [{ file, parts }],
-        1,
-        startLoadWorker,
-        (r) => `reading ${r.file}`,
-      );
-    } catch (err) {
+  if (size > CatalogLimits.maxCatalogBytes) {
+    problems.push({ file: parts[0]?.file ?? '', message: catalogTooLarge(size) });
+    return;
+  }
+  const parser = partParser({ inThread: size < WORKER_THRESHOLD_BYTES });
+  try {
+    const adder = partAdder(cfg, problems);
+    // All are asked for at once (a worker parses them one after another), each added in turn.
+    const pending = parts.map((p) => settle(parser.parse(p)));
+    for (const [i, part] of parts.entries()) {
+      const got = await pending[i]!;
+      if (!got.ok) {
+        adder.failed(parts.slice(i), got.error);
+        break;
+      }
+      adder.add(got.value, part);
+    }
+  } finally {
+    await parser.close();
+  }
+}
+
+/** A promise's outcome as a value, so that one not awaited yet is never an unhandled rejection. */
+export type Settled<T> = { ok: true; value: T } | { ok: false; error: Error };
+export function settle<T>(p: Promise<T>): Promise<Settled<T>> {
+  return p.then(
+    (value) => ({ ok: true as const, value }),
+    (error: Error) => ({ ok: false as const, error }),
+  );
+}
+
+/**
+ * Parses parts as they are asked for: in a load worker (one, so that what the parse holds at
+ * once is one part's bytes and documents, the corpus's largest file being 10.9 MB, whatever the
+ * catalog's size; its heap is bounded and goes away with it), or in this thread where workers
+ * cannot run or `inThread` says the content is small.
+ */
+export interface PartParser {
+  parse(part: PartOfFile): Promise<ParsedPart>;
+  close(): Promise<void>;
+}
+
+export function partParser(opts: { inThread: boolean }): PartParser {
+  if (!startLoadWorker || opts.inThread) return { parse: parsePart, close: async () => undefined };
+  const pool = new WorkerPool<LoadRequest, LoadAnswer>(
+    startLoadWorker,
+    1,
+    (r) => `reading ${r.name} (${r.file})`,
+  );
+  return {
+    parse: async (part) => (await pool.run({ ...part })).part,
+    close: () => pool.close(),
+  };
+}
+
+/**
+ * Adds parsed parts to `cfg`, in the order they are given. Strings that arrive from a worker are
+ * fresh copies even where they repeat, so each long one is kept once (see intern.ts).
+ */
+export function partAdder(cfg: DeclarativeConfig, problems: Problem[]) {
+  const interned = new Map<string, string>();
+  return {
+    add(parsed: ParsedPart, part: FilePart): void {
+      if (!parsed.ok) return void problems.push(parsed.problem);
+      const docs = internStrings(parsed.docs, interned);
+      // The handles came beside the documents, never in them (see payloads.ts).
+      attachStoredPayloads(docs, parsed.stored);
+      addParsedDocuments(cfg, docs, part.name, problems);
+    },
+    /** The parse of `parts` could not finish: `err` is why (a worker that died). */
+    failed(parts: readonly FilePart[], err: Error): void {
       const outOfMemory = (err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
       problems.push({
         file: parts.map((p) => p.name).join(', '),
         message: outOfMemory
           ? `cannot be parsed within ${LoadWorkerHeapMiB} MiB of memory; no real catalog comes near that`
-          : `cannot be parsed: ${(err as Error).message}`,
+          : `cannot be parsed: ${err.message}`,
       });
-      return;
-    }
-    const interned = new Map<string, string>();
-    answer!.parts.forEach((parsed, i) => {
-      if (!parsed.ok) return problems.push(parsed.problem);
-      const docs = internStrings(parsed.docs, interned);
-      // The handles came beside the documents, never in them (see payloads.ts).
-      attachStoredPayloads(docs, parsed.stored);
-      addParsedDocuments(cfg, docs, parts[i]!.name, problems);
-    });
-    return;
-  }
-  const read = await readIdentified(file);
-  if (!read.ok) return void problems.push(read.problem);
-  const { bytes, identity } = read;
-  for (const p of parts) {
-    const part = bytes.subarray(p.base, p.base + p.length);
-    addDocuments(cfg, part, p.name, problems, { file, identity, base: p.base });
-  }
+    },
+  };
 }
 
-/** A file's bytes and its identity when they were read (see StoredPayload). */
-export async function readIdentified(
-  file: string,
+/** One part's documents and where its bundle objects' text stayed, or why it cannot be read. */
+export type ParsedPart =
+  { ok: true; docs: unknown[]; stored: StoredPosition[] } | { ok: false; problem: Problem };
+
+/**
+ * Reads exactly one part's bytes (opened without following links) and parses them, leaving the
+ * bundle objects' text in the file. In a load worker or in this thread.
+ */
+export async function parsePart(part: PartOfFile): Promise<ParsedPart> {
+  const read = await readPart(part);
+  if (!read.ok) return read;
+  const { bytes, identity } = read;
+  const parsed = liftAndParse(bytes, part.name);
+  if (!parsed.ok) return parsed;
+  const stored = restoreFrom(bytes, parsed, { file: part.file, identity, base: part.base });
+  return { ok: true, docs: parsed.docs, stored };
+}
+
+/** A part's bytes and its file's identity when they were read (see StoredPayload). */
+async function readPart(
+  part: PartOfFile,
 ): Promise<{ ok: true; bytes: Buffer; identity: FileIdentity } | { ok: false; problem: Problem }> {
   try {
-    await using handle = await open(file, 'r');
-    const st = await handle.stat();
-    const tooLarge = catalogFileTooLarge(st.size);
+    const tooLarge = catalogFileTooLarge(part.length);
     if (tooLarge) throw new Error(tooLarge);
-    // Exactly the size checked: a file that grows meanwhile is not read past it.
-    const bytes = Buffer.allocUnsafe(st.size);
-    for (let done = 0; done < st.size;) {
-      const { bytesRead } = await handle.read(bytes, done, st.size - done, done);
+    await using handle = await open(part.file, NoFollowRead);
+    const st = await handle.stat();
+    if (part.base + part.length > st.size) throw new Error('the file is shorter than when it was written');
+    const bytes = Buffer.allocUnsafe(part.length);
+    for (let done = 0; done < part.length;) {
+      const { bytesRead } = await handle.read(bytes, done, part.length - done, part.base + done);
       if (bytesRead === 0) throw new Error('the file ended while it was being read');
       done += bytesRead;
     }
     return { ok: true, bytes, identity: { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs } };
   } catch (err) {
-    return { ok: false, problem: { file, message: `cannot read: ${(err as Error).message}` } };
+    return { ok: false, problem: { file: part.name, message: `cannot read: ${(err as Error).message}` } };
   }
 }
 

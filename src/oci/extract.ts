@@ -66,6 +66,13 @@ export interface ExtractOptions {
    * rest of each layer is read past, unchecked but counted. All are kept when undefined.
    */
   only?: readonly string[];
+  /**
+   * Told of each file as soon as it is whole on disk (a regular file, or a hard link made to
+   * one), with its path from the root and its size: a caller may start reading it while later
+   * entries are extracted. A later entry may still replace or remove it (the same path told
+   * again, a whiteout); only what is there when extraction ends is the image's content.
+   */
+  onFile?: (path: string, size: number) => void;
 }
 
 export interface ExtractSummary {
@@ -87,6 +94,8 @@ interface Node {
   layer: number;
   children?: Map<string, Node>;
   data?: Buffer;
+  /** A file's size. */
+  size?: number;
   target?: string;
 }
 
@@ -154,6 +163,7 @@ class Extraction {
     readonly sink: Sink,
     readonly limits: ExtractLimits,
     readonly only: readonly string[] | undefined,
+    readonly onFile: ExtractOptions['onFile'] = undefined,
   ) {}
 
   /**
@@ -288,8 +298,9 @@ class Extraction {
           );
         await this.removeChild(parent, name, path);
         const data = await this.sink.writeFile(path, entry as AsyncIterable<Buffer>, FileMode(entry.mode));
-        parent.children!.set(name, { kind: 'file', layer, ...(data && { data }) });
+        parent.children!.set(name, { kind: 'file', layer, size, ...(data && { data }) });
         this.files++;
+        this.onFile?.(path, size);
         return;
       }
       case 'SymbolicLink': {
@@ -324,9 +335,11 @@ class Extraction {
         parent.children!.set(name, {
           kind: 'file',
           layer,
+          size: found.node.size ?? 0,
           ...(found.node.data && { data: found.node.data }),
         });
         this.files++;
+        this.onFile?.(path, found.node.size ?? 0);
         return;
       }
       default:
@@ -515,7 +528,7 @@ export async function extractLayers(
       { image: opts.image },
     );
   }
-  const x = new Extraction(diskSink(dest), opts.limits ?? DefaultExtractLimits, opts.only);
+  const x = new Extraction(diskSink(dest), opts.limits ?? DefaultExtractLimits, opts.only, opts.onFile);
   try {
     for (const [i, layer] of layers.entries()) await applyLayer(x, layer, i, opts.image);
   } catch (err) {

@@ -96,3 +96,85 @@ export function serveRequests<Q, R extends object>(
     }
   });
 }
+
+/**
+ * Workers that take requests as they come (where runInWorkers takes a list known at once): at
+ * most `size` run, each started when a request finds none idle, each handling one request at a
+ * time, in the order given. A worker that dies (out of memory, an uncaught error) fails its
+ * request and every one after, and the pool takes no more; `close` terminates them all.
+ */
+export class WorkerPool<Q extends object, R extends object> {
+  private readonly idle: Worker[] = [];
+  private readonly busy = new Map<Worker, { reject: (err: Error) => void }>();
+  private readonly queue: {
+    request: Q;
+    resolve: (answer: R) => void;
+    reject: (err: Error) => void;
+  }[] = [];
+  private failure: Error | undefined;
+  private nextId = 0;
+
+  constructor(
+    private readonly start: () => Worker,
+    private readonly size: number,
+    private readonly describe: (request: Q) => string,
+  ) {}
+
+  run(request: Q): Promise<R> {
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise<R>((resolve, reject) => {
+      this.queue.push({ request, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.fail(new Error('the worker pool was closed'));
+    const all = [...this.idle, ...this.busy.keys()];
+    this.idle.length = 0;
+    this.busy.clear();
+    await Promise.all(all.map((w) => w.terminate()));
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0 && !this.failure) {
+      let worker = this.idle.pop();
+      if (!worker) {
+        if (this.busy.size >= this.size) return;
+        worker = this.spawn();
+      }
+      const job = this.queue.shift()!;
+      const id = this.nextId++;
+      const w = worker;
+      const onMessage = (answer: WorkerAnswer<R> | WorkerFailure) => {
+        if (answer.id !== id) return;
+        w.off('message', onMessage);
+        this.busy.delete(w);
+        this.idle.push(w);
+        if (answer.error !== undefined)
+          job.reject(new Error(`${this.describe(job.request)} failed: ${answer.error}`));
+        else job.resolve(answer);
+        this.dispatch();
+      };
+      w.on('message', onMessage);
+      this.busy.set(w, { reject: job.reject });
+      w.postMessage({ ...job.request, id });
+    }
+  }
+
+  private spawn(): Worker {
+    const w = this.start();
+    w.on('error', (err: Error) => {
+      this.busy.get(w)?.reject(err);
+      this.busy.delete(w);
+      this.fail(err);
+    });
+    return w;
+  }
+
+  /** Fails every queued request with `err`; no request is taken after. */
+  private fail(err: Error): void {
+    this.failure ??= err;
+    for (const job of this.queue.splice(0)) job.reject(this.failure);
+  }
+}

@@ -7,10 +7,12 @@
  * a reference pinned by digest). The store's content is keyed by that digest, so a poll that
  * finds the same digest pulls and parses nothing. A new digest is pulled (src/catalog/image.ts:
  * only the folder the `operators.operatorframework.io.index.configs.v1` label names, every layer
- * verified against its digest and extracted within the catalog limits and the extraction's
- * checks) into a fresh folder of the spool's, its catalog files streamed into one spooled file
- * and parsed as any fetched catalog (manifests left on disk until installed), and the folder
- * removed. Credentials come from the CatalogSource's pull Secrets (registry-access.ts).
+ * verified against its digest as it streams and extracted within the catalog limits and the
+ * extraction's checks) straight into a fresh folder of the spool's, which becomes the content's:
+ * each catalog file is parsed where it is, as soon as it is whole on disk, while the pull goes
+ * on, and its bundle objects' text stays there until installed. The folder goes with the content,
+ * or at once when the image turns out unusable. Credentials come from the CatalogSource's pull
+ * Secrets (registry-access.ts).
  *
  * What goes wrong is a value: the registry's side (unreachable, unknown tag or digest, refused
  * credentials, content that fails its digest) is RegistryServerError; an index with no image for
@@ -19,8 +21,7 @@
  * validate) is InvalidCatalog. Each message names the image and the cause, and the
  * controller keeps the last good content.
  */
-import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CatalogSource } from '../../apis/operators.js';
 import { CatalogImageLabel, ImageKind, imageKindOf, wrongKind } from '../../olm/image-kind.js';
@@ -31,16 +32,27 @@ import { DefaultPlatform, type Platform } from '../../oci/manifest.js';
 import { formatReference, type ImageReference, parseReference, withDigest } from '../../oci/reference.js';
 import { formatProblem, type Problem } from '../../util/result.js';
 import { escapeControls } from '../../util/terminal.js';
-import { pullCatalogImage } from '../image.js';
-import { listCatalogFiles } from '../load.js';
+import { configsFolder, pullCatalogImage } from '../image.js';
+import {
+  isCatalogFileName,
+  listCatalogFiles,
+  type ParsedPart,
+  partAdder,
+  partParser,
+  type Settled,
+  settle,
+  WORKER_THRESHOLD_BYTES,
+} from '../load.js';
+import { emptyConfig } from '../../apis/fbc.js';
+import type { PartOfFile } from '../load-worker.js';
 import { type CatalogFetcher, FetchFailureReason, type FetchOutcome } from './fetcher.js';
-import { parseSpooled } from './parse.js';
+import { checkCatalog } from './parse.js';
 import type { RegistryAccess } from './registry-access.js';
 import type { CatalogSpool } from './spool.js';
 import type { CatalogContent } from './store.js';
 
 export function imageFetcher(deps: {
-  spool: Pick<CatalogSpool, 'dir' | 'copyFiles' | 'remove'>;
+  spool: Pick<CatalogSpool, 'folderFor' | 'remove'>;
   access: RegistryAccess;
   /** The platform whose image is read from a multi-platform catalog image (linux/amd64). */
   platform?: Platform;
@@ -121,33 +133,64 @@ async function pullAndParse(
     return invalid(address, `image ${pinned}: ${wrongKind(ImageKind.Catalog, inspected.config.labels)}`);
   signal.throwIfAborted();
 
-  const dest = join(deps.spool.dir, `image-${randomUUID()}`);
+  // The image's files are extracted straight into the spool and parsed where they are: the
+  // folder is the content's, kept while the store holds it (its bundle objects' text is read
+  // from those files when installed), and removed with it or when it turns out unusable.
+  const catalog = { namespace: source.metadata.namespace ?? '', name: source.metadata.name ?? '' };
+  const dest = deps.spool.folderFor(catalog);
+  const label = inspected.config.labels[CatalogImageLabel.Configs] ?? '';
+  const folder = configsFolder(label);
+  // Problems name a file as it is in the image: `reg/repo@sha256:...:/configs/etcd/catalog.json`.
+  const part = (path: string, length: number): PartOfFile => ({
+    name: `${pinned}:/${path}`,
+    file: join(dest, path),
+    base: 0,
+    length,
+  });
+  // Each catalog file is parsed as soon as it is extracted, while the pull goes on (in a load
+  // worker where the image is large): the pull and the parse then take the two cores together.
+  // A path extracted again (a later layer, or a later entry of the same one) replaces its parse;
+  // only the parses of what the listing finds at the end are used, in the listing's order.
+  const compressed = inspected.image.manifest.layers.reduce((n, l) => n + l.size, 0);
+  const parser = partParser({ inThread: compressed < WORKER_THRESHOLD_BYTES / 4 });
+  const parses = new Map<string, Promise<Settled<ParsedPart>>>();
+  const inConfigs = (path: string) => !folder.ok || folder.path === '' || path.startsWith(`${folder.path}/`);
+  let kept = false;
   try {
     const pulled = await pullCatalogImage(client, at, dest, {
       resolved: inspected,
       ...(deps.platform && { platform: deps.platform }),
+      onFile: (path, size) => {
+        if (inConfigs(path) && isCatalogFileName(path))
+          parses.set(path, settle(parser.parse(part(path, size))));
+      },
     });
     const problems: Problem[] = [];
     const rels = (await listCatalogFiles(pulled.configs, problems)).sort();
     if (problems.length)
       return invalid(address, `image ${pinned}: ${problems.slice(0, 5).map(formatProblem).join('; ')}`);
-    const catalog = { namespace: source.metadata.namespace ?? '', name: source.metadata.name ?? '' };
-    const label = inspected.config.labels[CatalogImageLabel.Configs] ?? '';
-    const spooled = await deps.spool.copyFiles(
-      catalog,
-      rels.map((rel) => ({
-        // Problems then name the file as it is in the image: `reg/repo@sha256:...:/configs/etcd/catalog.json`.
-        name: `${pinned}:${join('/', pulled.folder, rel)}`,
-        path: join(pulled.configs, rel),
-      })),
-      // The store's digest is the image's: what a poll compares before it pulls anything.
-      digest,
-    );
-    const parsed = await parseSpooled(deps.spool, spooled, previous, `image ${pinned} (${label})`);
-    if (!parsed.ok) return invalid(address, parsed.message);
-    return { ok: true, content: parsed.content, address, image: pinned };
+    const config = emptyConfig();
+    const adder = partAdder(config, problems);
+    for (const rel of rels) {
+      const path = pulled.folder === '' ? rel : `${pulled.folder}/${rel}`;
+      const p = part(path, -1);
+      const got = await (parses.get(path) ??
+        // Not told as extracted (which every file is): read now, its size as it is on disk.
+        settle(lstat(p.file).then((st) => parser.parse({ ...p, length: st.size }))));
+      if (!got.ok) {
+        adder.failed([p], got.error);
+        break;
+      }
+      adder.add(got.value, p);
+    }
+    // The store's digest is the image's: what a poll compares before it pulls anything.
+    const checked = checkCatalog(config, problems, digest, `image ${pinned} (${label})`);
+    if (!checked.ok) return invalid(address, checked.message);
+    kept = true;
+    return { ok: true, content: { config, digest, payloadFile: dest }, address, image: pinned };
   } finally {
-    await rm(dest, { recursive: true, force: true });
+    await parser.close();
+    if (!kept) await deps.spool.remove(dest);
   }
 }
 

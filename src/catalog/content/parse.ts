@@ -7,7 +7,7 @@
 import type { DeclarativeConfig } from '../../apis/fbc.js';
 import { emptyConfig } from '../../apis/fbc.js';
 import { formatProblem, type Problem } from '../../util/result.js';
-import { addDocuments, parseFileParts } from '../load.js';
+import { addDocuments, parseParts } from '../load.js';
 import { validateCatalog } from '../validate.js';
 import { digestOf, type FetchedFile } from './digest.js';
 import type { CatalogSpool, Spooled } from './spool.js';
@@ -74,7 +74,7 @@ export async function parseSpooled(
   const problems: Problem[] = [];
   let parsed: ParsedCatalog | undefined;
   try {
-    await parseFileParts(path, parts, config, problems);
+    await parseParts(parts, config, problems);
     parsed = checkCatalog(config, problems, digest, where);
     return parsed.ok ? { ok: true, content: { config, digest, payloadFile: path } } : parsed;
   } finally {

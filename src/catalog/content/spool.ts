@@ -3,8 +3,10 @@
  * 100 MB for the OperatorHub corpus) but are read only when a bundle is installed, so the
  * manager keeps them here and its memory holds only what resolution reads (see
  * src/catalog/payloads.ts and bundles.ts). An HTTP body is streamed straight to its file, so it is never whole
- * in memory. One file per fetch, removed when the catalog store lets go of that content or the
- * content turns out unchanged; the whole folder goes when the manager stops.
+ * in memory; a catalog image is extracted straight into a folder of its own (folderFor), whose
+ * files are parsed where they are. One file or folder per fetch, removed when the catalog store
+ * lets go of that content or the content turns out unchanged or invalid; the whole spool goes
+ * when the manager stops.
  *
  * A manager that dies without stopping (killed, out of memory, aborted) cannot remove its folder,
  * and each holds up to a whole copy of every catalog (about 0.5 GB with the corpus). So each
@@ -14,24 +16,24 @@
  * file (one being created right now has none yet).
  */
 import { createHash } from 'node:crypto';
-import { constants, createWriteStream, readFileSync } from 'node:fs';
-import { once } from 'node:events';
-import { lstat, mkdtemp, open, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { createWriteStream, readFileSync } from 'node:fs';
+import { lstat, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { catalogFileTooLarge, maxCatalogFileBytes } from '../limits.js';
-import type { FilePart } from '../load-worker.js';
+import type { PartOfFile } from '../load-worker.js';
 import { UserError } from '../../util/errors.js';
 import { addToDigest } from './digest.js';
 import type { CatalogRef } from './store.js';
 
 export interface Spooled {
+  /** The spooled file, or folder: what the store releases when it lets go of the content. */
   path: string;
-  /** sha256 over each part's name and bytes, as digestOf computes it. */
+  /** sha256 over each part's name and bytes, as digestOf computes it; a catalog image's own digest. */
   digest: string;
-  /** Where each fetched file is in the spooled file. */
-  parts: FilePart[];
+  /** Where each fetched file is on disk. */
+  parts: PartOfFile[];
 }
 
 export class CatalogSpool {
@@ -70,14 +72,14 @@ export class CatalogSpool {
   async writeFiles(ref: CatalogRef, files: readonly { name: string; bytes: Buffer }[]): Promise<Spooled> {
     const sorted = [...files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const hash = createHash('sha256');
-    const parts: FilePart[] = [];
+    const path = this.nextPath(ref);
+    const parts: PartOfFile[] = [];
     let base = 0;
     for (const f of sorted) {
       addToDigest(hash, f.name, [f.bytes]);
-      parts.push({ name: f.name, base, length: f.bytes.length });
+      parts.push({ name: f.name, file: path, base, length: f.bytes.length });
       base += f.bytes.length;
     }
-    const path = this.nextPath(ref);
     await writeFile(
       path,
       sorted.map((f) => f.bytes),
@@ -119,51 +121,25 @@ export class CatalogSpool {
       throw err;
     }
     hash.update('\0');
-    return { path, digest: `sha256:${hash.digest('hex')}`, parts: [{ name, base: 0, length }] };
+    return { path, digest: `sha256:${hash.digest('hex')}`, parts: [{ name, file: path, base: 0, length }] };
   }
 
   /**
-   * Copies files on disk (a catalog image's extracted FBC) into one spooled file, in the order
-   * given, each streamed, so no file is whole in memory and the parts name each file in messages.
-   * Files are opened without following links. Their digest is the caller's (an image's digest
-   * already names its content, so hashing 100 MB again would only cost time).
+   * A fresh path in the spool for content that is a folder (a catalog image's files, extracted
+   * there by the pull itself, so they are written once and parsed where they are). The folder is
+   * the caller's to make; `remove` takes it away whole.
    */
-  async copyFiles(
-    ref: CatalogRef,
-    files: readonly { name: string; path: string }[],
-    digest: string,
-  ): Promise<Spooled> {
-    const path = this.nextPath(ref);
-    const parts: FilePart[] = [];
-    let base = 0;
-    const out = createWriteStream(path, { flags: 'wx' });
-    try {
-      for (const f of files) {
-        let length = 0;
-        const file = await open(f.path, constants.O_RDONLY | constants.O_NOFOLLOW);
-        for await (const chunk of file.createReadStream({
-          highWaterMark: 1 << 20,
-        }) as AsyncIterable<Buffer>) {
-          length += chunk.length;
-          if (!out.write(chunk)) await once(out, 'drain');
-        }
-        parts.push({ name: f.name, base, length });
-        base += length;
-      }
-      await new Promise<void>((resolve, reject) =>
-        out.end((err?: Error | null) => (err ? reject(err) : resolve())),
-      );
-    } catch (err) {
-      out.destroy();
-      await this.remove(path);
-      throw err;
-    }
-    return { path, digest, parts };
+  folderFor(ref: CatalogRef): string {
+    return this.nextPath(ref).replace(/\.fbc$/, '.d');
   }
 
-  /** Removes one spooled file; one already gone is fine. */
+  /**
+   * Removes one spooled file, or folder (folderFor); one already gone is fine. Only what is in
+   * this spool: the path is the store's, and nothing else is ever removed through it.
+   */
   async remove(path: string): Promise<void> {
-    await unlink(path).catch(() => undefined);
+    if (dirname(path) !== this.dir) return;
+    await rm(path, { recursive: true, force: true }).catch(() => undefined);
   }
 
   async close(): Promise<void> {

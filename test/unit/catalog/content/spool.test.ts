@@ -34,8 +34,8 @@ describe('CatalogSpool', () => {
       ];
       const spooled = await spool.writeFiles(ref, files);
       expect(spooled.parts).toEqual([
-        { name: 'a.yaml', base: 0, length: pkg.length },
-        { name: 'b.yaml', base: pkg.length, length: bundle.length },
+        { name: 'a.yaml', file: spooled.path, base: 0, length: pkg.length },
+        { name: 'b.yaml', file: spooled.path, base: pkg.length, length: bundle.length },
       ]);
       expect(spooled.digest).toBe(digestOf(files.map((f) => ({ name: f.name, text: f.bytes }))));
       const cfg = emptyConfig();
@@ -64,7 +64,9 @@ describe('CatalogSpool', () => {
       const chunks = [whole.subarray(0, 100), whole.subarray(100, 250), whole.subarray(250)];
       const spooled = await spool.writeStream(ref, 'http://catalog', Readable.from(chunks));
       expect(spooled.digest).toBe(digestOf([{ name: 'http://catalog', text: whole }]));
-      expect(spooled.parts).toEqual([{ name: 'http://catalog', base: 0, length: whole.length }]);
+      expect(spooled.parts).toEqual([
+        { name: 'http://catalog', file: spooled.path, base: 0, length: whole.length },
+      ]);
       const cfg = emptyConfig();
       const problems: Problem[] = [];
       await parseFileParts(spooled.path, spooled.parts, cfg, problems);
