@@ -12,8 +12,9 @@
  *   on a control plane of its own), from applying a Subscription to its CSV Succeeded, for a
  *   bundle the catalog image names by image only: the first namespace pulls the bundle image, the
  *   second finds it in the cache;
- * - oci.manager_rss.corpus_pull.peak: that manager's resident memory while it pulls and reads the
- *   corpus catalog image (sampled every 100 ms until READY), and VmHWM in the inputs.
+ * - oci.manager_rss.corpus_pull.peak (oci.manager_rss.samples_pull.peak without BOSUN_CORPUS_DIR):
+ *   that manager's resident memory while it pulls and reads the catalog image above (sampled
+ *   every 100 ms until READY), and VmHWM in the inputs.
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -75,7 +76,7 @@ export default async function oci(emit: Emit): Promise<void> {
   const registry = await plainRegistry(work);
   const push = new RegistryClient();
   try {
-    const { dir, catalog } = await catalogDir(work);
+    const { dir, catalog, key } = await catalogDir(work);
     const files = await readCatalogFiles(dir);
     if (!files.ok) throw new Error(`${dir}: ${JSON.stringify(files.errors.slice(0, 3))}`);
     const bytes = [...files.value.values()].reduce((n, b) => n + b.length, 0);
@@ -91,7 +92,7 @@ export default async function oci(emit: Emit): Promise<void> {
       samples,
       imageOnlyCatalog(await sampleCatalog(), (b) => bundles.get(b)!),
     );
-    await managerFigures(emit, { samples, corpus: image }, inputs);
+    await managerFigures(emit, { samples, big: image, key }, inputs);
   } finally {
     await push.close();
     await registry.stop();
@@ -99,20 +100,28 @@ export default async function oci(emit: Emit): Promise<void> {
   }
 }
 
-/** The corpus imported (BOSUN_CORPUS_DIR), else the sample catalog. */
-async function catalogDir(work: string): Promise<{ dir: string; catalog: string }> {
+/**
+ * The corpus imported (BOSUN_CORPUS_DIR), else the sample catalog; `key` names the figures
+ * measured on it, so a figure of the samples is never taken for one of the corpus.
+ */
+export async function catalogDir(
+  work: string,
+): Promise<{ dir: string; catalog: string; key: 'corpus' | 'samples' }> {
   const corpus = process.env.BOSUN_CORPUS_DIR;
   if (!corpus || !existsSync(corpus)) {
     say('BOSUN_CORPUS_DIR is not set; using catalogs/bosun-samples');
-    return { dir: join(repo, 'catalogs/bosun-samples'), catalog: 'catalogs/bosun-samples' };
+    return { dir: join(repo, 'catalogs/bosun-samples'), catalog: 'catalogs/bosun-samples', key: 'samples' };
   }
   const dir = join(work, 'catalog');
   const c = capture();
   say('importing the corpus');
   const code = await main(['catalog', 'import', '--skip-invalid', corpus, dir], c.ctx);
   if (code !== 0) throw new Error(`catalog import failed: ${c.stderr.slice(-2000)}`);
-  return { dir, catalog: 'the 2021 OperatorHub corpus, imported' };
+  return { dir, catalog: 'the 2021 OperatorHub corpus, imported', key: 'corpus' };
 }
+
+/** The manager's RSS figure, named by the catalog whose pull it watched. */
+export const managerRssFigure = (key: 'corpus' | 'samples') => `oci.manager_rss.${key}_pull.peak`;
 
 const noSecrets = registryAccess({ readSecret: async () => ({ ok: false, notFound: true, message: '' }) });
 
@@ -200,7 +209,7 @@ async function bundleUnpack(emit: Emit, image: string) {
 
 async function managerFigures(
   emit: Emit,
-  images: { samples: string; corpus: string },
+  images: { samples: string; big: string; key: 'corpus' | 'samples' },
   inputs: Record<string, unknown>,
 ) {
   const cluster = await benchCluster('bench-oci');
@@ -259,7 +268,7 @@ async function managerFigures(
       });
     }
 
-    // The corpus catalog image, its pull watched from outside.
+    // The catalog image of the fetcher figures (the corpus's where given), its pull watched from outside.
     const samples: number[] = [];
     let done = false;
     const watch = (async () => {
@@ -269,12 +278,12 @@ async function managerFigures(
       }
     })();
     const t = performance.now();
-    await addImageCatalog(cluster, 'corpus', images.corpus);
+    await addImageCatalog(cluster, images.key, images.big);
     const readyMs = performance.now() - t;
     done = true;
     await watch;
     emit({
-      name: 'oci.manager_rss.corpus_pull.peak',
+      name: managerRssFigure(images.key),
       value: mib(Math.max(...samples)),
       unit: 'MiB',
       inputs: {
