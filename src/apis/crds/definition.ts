@@ -33,15 +33,21 @@ export interface CrdDefinition {
 export function resourceSchema<T extends { spec?: unknown; status?: unknown }>(
   description: string,
   parts: Props<Pick<T, 'spec' | 'status'>>,
+  /**
+   * Whether the schema lists `metadata` as required. Every kind of OLM v0 does; OLM v1's
+   * ClusterExtension does not (the API server demands a name either way).
+   */
+  opts: { metadataRequired?: boolean } = {},
 ): Schema<T> {
   const partEntries = Object.entries(
     parts as Record<string, { json: JSONSchemaProps; isRequired?: boolean }>,
   );
   const requiredParts = partEntries.filter(([, s]) => s.isRequired === true).map(([name]) => name);
+  const requiredNames = [...(opts.metadataRequired === false ? [] : ['metadata']), ...requiredParts].sort();
   const json: JSONSchemaProps = {
     description,
     type: 'object',
-    required: ['metadata', ...requiredParts].sort(),
+    ...(requiredNames.length > 0 ? { required: requiredNames } : {}),
     properties: {
       apiVersion: string().json,
       kind: string().json,

@@ -19,6 +19,7 @@ export interface JSONSchemaProps {
   minimum?: number;
   maximum?: number;
   minItems?: number;
+  maxItems?: number;
   required?: string[];
   properties?: Record<string, JSONSchemaProps>;
   items?: JSONSchemaProps;
@@ -128,12 +129,13 @@ export function boolean(opts?: Options): Schema<boolean> {
  */
 export function array<T>(
   items: Schema<T>,
-  opts?: Options & { minItems?: number } & (
+  opts?: Options & { minItems?: number; maxItems?: number } & (
       { listType?: 'atomic' | 'set' } | { listType: 'map'; mapKeys: (keyof T & string)[] }
     ),
 ): Schema<T[]> {
   const json: JSONSchemaProps = { type: 'array', items: items.json };
   if (opts?.minItems !== undefined) json.minItems = opts.minItems;
+  if (opts?.maxItems !== undefined) json.maxItems = opts.maxItems;
   if (opts?.listType !== undefined) json['x-kubernetes-list-type'] = opts.listType;
   if (opts?.listType === 'map') json['x-kubernetes-list-map-keys'] = opts.mapKeys;
   return { json: withDescription(json, opts) };
@@ -146,11 +148,13 @@ export function map<T>(values: Schema<T>, opts?: Options): Schema<Record<string,
 
 /**
  * An object whose fields are all described. `preserveUnknownFields` keeps fields the schema does
- * not list (so a newer Bosun's additions to a status survive an older schema).
+ * not list (so a newer Bosun's additions to a status survive an older schema). `rules` are CEL
+ * rules on the whole object, for what no single field can say (a union whose `type` names the
+ * member that must be set, or "at least one of").
  */
 export function object<T>(
   props: Props<T>,
-  opts?: Options & { preserveUnknownFields?: boolean; default?: Partial<T> },
+  opts?: Options & { preserveUnknownFields?: boolean; default?: Partial<T>; rules?: ValidationRule[] },
 ): Schema<T> {
   const entries = Object.entries(props as Record<string, Schema<unknown> | RequiredField<unknown>>).sort(
     ([a], [b]) => (a < b ? -1 : a > b ? 1 : 0),
@@ -161,5 +165,6 @@ export function object<T>(
   if (opts?.default !== undefined) json.default = opts.default;
   json.properties = Object.fromEntries(entries.map(([name, s]) => [name, s.json]));
   if (opts?.preserveUnknownFields === true) json['x-kubernetes-preserve-unknown-fields'] = true;
+  if (opts?.rules !== undefined) json['x-kubernetes-validations'] = opts.rules;
   return { json: withDescription(json, opts) };
 }
