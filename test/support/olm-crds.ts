@@ -33,7 +33,7 @@ export function loadOlmCrds(): Promise<OlmCrds> {
 }
 
 async function load(): Promise<OlmCrds> {
-  const dir = await downloadModule();
+  const dir = await downloadGoModule(`${OlmApiModule}@${OlmApiVersion}`);
   if (!dir.ok) return dir;
   const crds = {} as Record<OperatorsKind, OlmCrd>;
   for (const [kind, res] of Object.entries(Resources) as [
@@ -55,9 +55,13 @@ async function load(): Promise<OlmCrds> {
   return { ok: true, moduleDir: dir.dir, crds };
 }
 
-/** `go mod download -json module@version` prints the module's folder in the module cache. */
-async function downloadModule(): Promise<{ ok: true; dir: string } | { ok: false; reason: string }> {
-  const target = `${OlmApiModule}@${OlmApiVersion}`;
+/**
+ * `go mod download -json module@version` prints the module's folder in the module cache (also
+ * used for OLM v1's CRDs, test/support/olmv1-crds.ts).
+ */
+export async function downloadGoModule(
+  target: string,
+): Promise<{ ok: true; dir: string } | { ok: false; reason: string }> {
   let stdout: string;
   try {
     // Outside any Go module or workspace, so the project's own go.mod files play no part.

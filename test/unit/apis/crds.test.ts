@@ -7,10 +7,17 @@ import type { JSONSchemaProps } from '../../../src/apis/crds/schema.js';
 
 const deployDir = join(import.meta.dirname, '../../../deploy/crds');
 
-/** Walks a simple JSONPath (`.a.b[0].c`) through a schema; undefined when a step is not described. */
+/**
+ * Walks a simple JSONPath (`.a.b[0].c`, or a filter `.conditions[?(@.type=="Serving")].status`)
+ * through a schema; undefined when a step is not described.
+ */
 function schemaAt(root: JSONSchemaProps, jsonPath: string): JSONSchemaProps | undefined {
   let node: JSONSchemaProps | undefined = root;
-  for (const step of jsonPath.split('.').slice(1)) {
+  // A filter picks list items, as an index does (and its own dots are not steps).
+  for (const step of jsonPath
+    .replace(/\[\?\([^)]*\)\]/g, '[0]')
+    .split('.')
+    .slice(1)) {
     const m = /^([^[\]]+)((\[\d+\])*)$/.exec(step);
     if (!m || !node) return undefined;
     node = node.properties?.[m[1]!];
@@ -79,6 +86,24 @@ describe('generated CRDs', () => {
   );
 
   it.each([
+    ['ClusterCatalog', 'clustercatalogs'],
+    ['ClusterExtension', 'clusterextensions'],
+  ])('%s is served as olm.operatorframework.io/v1, cluster-scoped, as %s, in no category', (kind, plural) => {
+    const def = crdDefinitions.find((d) => d.resource.kind === kind)!;
+    const crd = renderCrd(def) as { spec: { scope: string; names: Record<string, unknown> } };
+    expect(crd.spec.scope).toBe('Cluster');
+    expect(`${def.resource.group}/${def.resource.version}`).toBe('olm.operatorframework.io/v1');
+    expect(crd.spec.names).toEqual({
+      kind,
+      listKind: `${kind}List`,
+      plural,
+      singular: kind.toLowerCase(),
+    });
+  });
+
+  it.each([
+    ['ClusterCatalog', ['LastUnpacked', 'Serving', 'Age']],
+    ['ClusterExtension', ['Installed Bundle', 'Version', 'Installed', 'Progressing', 'Age']],
     ['CatalogSource', ['Display', 'Type', 'Publisher', 'Age']],
     ['Subscription', ['Package', 'Source', 'Channel']],
     ['InstallPlan', ['CSV', 'Approval', 'Approved']],
@@ -123,5 +148,12 @@ describe('generated CRDs', () => {
     expect(required('ClusterServiceVersion', '.spec')).toEqual(['displayName', 'install']);
     expect(required('OperatorGroup', '')).toEqual(['metadata']);
     expect(required('OperatorCondition', '')).toEqual(['metadata']);
+    expect(required('ClusterCatalog', '')).toEqual(['metadata', 'spec']);
+    expect(required('ClusterCatalog', '.spec')).toEqual(['source']);
+    expect(required('ClusterCatalog', '.spec.source')).toEqual(['type']);
+    // OLM v1 requires neither metadata nor spec of a ClusterExtension (the API server still wants a name).
+    expect(required('ClusterExtension', '')).toBeUndefined();
+    expect(required('ClusterExtension', '.spec')).toEqual(['namespace', 'serviceAccount', 'source']);
+    expect(required('ClusterExtension', '.spec.source')).toEqual(['sourceType']);
   });
 });
