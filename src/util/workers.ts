@@ -164,10 +164,18 @@ export class WorkerPool<Q extends object, R extends object> {
 
   private spawn(): Worker {
     const w = this.start();
-    w.on('error', (err: Error) => {
+    const died = (err: Error) => {
       this.busy.get(w)?.reject(err);
       this.busy.delete(w);
+      const idle = this.idle.indexOf(w);
+      if (idle !== -1) this.idle.splice(idle, 1);
       this.fail(err);
+    };
+    w.on('error', died);
+    // A worker that exits on its own (process.exit in it) without an error would leave its
+    // request waiting for ever; one that close() terminated is no longer busy by then.
+    w.on('exit', (code: number) => {
+      if (this.busy.has(w)) died(new Error(`the worker stopped (exit code ${code}) before it answered`));
     });
     return w;
   }
