@@ -278,7 +278,8 @@ async function managerFigures(
       }
     })();
     const t = performance.now();
-    await addImageCatalog(cluster, images.key, images.big);
+    // A CatalogSource of its own: `samples` is already the one the Subscriptions above read.
+    await addImageCatalog(cluster, `${images.key}-pull`, images.big);
     const readyMs = performance.now() - t;
     done = true;
     await watch;
