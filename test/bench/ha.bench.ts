@@ -27,6 +27,7 @@ import type { KubeObject } from '../../src/apis/meta.js';
 import { type ClusterServiceVersion, Resources, type Subscription } from '../../src/apis/operators.js';
 import { collectionPath, objectPath } from '../../src/kube/client.js';
 import { isNotFound } from '../../src/kube/errors.js';
+import { defaultElectionTiming } from '../../src/kube/leader-election.js';
 import { Builtin } from '../../src/kube/resources.js';
 import { gadgetCrd, inline, operatorCsv, operatorDeployment } from '../support/operator-objects.js';
 import type { Emit } from './run.js';
@@ -279,7 +280,8 @@ export default async function ha(emit: Emit): Promise<void> {
         ...inputs(),
         samples: failovers,
         method:
-          'SIGKILL of the Lease holder to the Lease naming the other manager (polled every 100 ms); default timings (lease 15 s, renew 10 s, retry 2 s)',
+          'SIGKILL of the Lease holder to the Lease naming the other manager (polled every 100 ms), with the default timings',
+        timing_ms: defaultElectionTiming,
         target_s: 15,
       },
     });
