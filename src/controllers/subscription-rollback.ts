@@ -205,6 +205,12 @@ async function start(
     return refuse(fromName, `${fromName} replaces no earlier version, so there is nothing to go back to`);
   const live = csvs.find((c) => c.metadata.name === toName && !c.metadata.deletionTimestamp);
   const bundle = ctx.catalogs.findBundle(catalogOf(sub), toName);
+  if (!live && !bundle && catalogUnread(ctx, catalogOf(sub))) {
+    // A manager just (re)started has not read the catalog yet: what it lacks is not known to be
+    // missing. Wait for it rather than refuse (the request annotation stays until then), as the
+    // resolution does; a catalog that fails to load has a health, and is refused below.
+    return { ...view, requeueAfterMs: stepPollMs };
+  }
   if (!live && !bundle) {
     return refuse(
       fromName,
@@ -243,6 +249,15 @@ async function start(
   void ctx.events.warning(sub, 'RollingBack', `${cause}; rolling back to ${toName}`);
   if (request !== undefined) await dropAnnotation(ctx, sub, RollbackAnnotations.rollback);
   return next;
+}
+
+/** Whether the catalog exists but has neither been read nor failed to load yet. */
+function catalogUnread(ctx: SubscriptionContext, ref: CatalogRef): boolean {
+  return (
+    ctx.informers.catalogSources.get(objectKey(ref.namespace, ref.name)) !== undefined &&
+    ctx.catalogs.get(ref) === undefined &&
+    ctx.catalogs.health(ref) === undefined
+  );
 }
 
 /**
