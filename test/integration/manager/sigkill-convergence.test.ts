@@ -261,6 +261,8 @@ const phases: Phase[] = [
     done: async (f) => {
       const s = await snapshot(f);
       return (
+        // The InstallPlans go with their Subscription (the garbage collector removes them).
+        s.installPlans.length === 0 &&
         s.csvs.length === 0 &&
         s.deployments.length === 0 &&
         s.clusterRoles.length === 0 &&
