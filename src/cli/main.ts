@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { accessRefusal } from '../kube/errors.js';
 import { UserError } from '../util/errors.js';
 import { terminalSafe } from './output.js';
 import {
@@ -81,6 +82,12 @@ export async function main(argv: string[], given: CommandContext = processContex
     if (err instanceof UserError) {
       ctx.stderr.write(`error: ${err.message}\n`);
       return err.exitCode;
+    }
+    // A permission the cluster does not grant is the user's to fix, not a bug of Bosun's.
+    const refused = accessRefusal(err);
+    if (refused !== undefined) {
+      ctx.stderr.write(`error: ${refused}\n`);
+      return 1;
     }
     ctx.stderr.write(
       `bosun: unexpected error (please report it): ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,

@@ -163,3 +163,15 @@ export function formatApiError(err: KubeError): string {
   const message = [err.message, ...causes].filter((s) => s !== '').join('; ');
   return `${err.reason} (${err.code})${message === '' ? '' : `: ${message}`}`;
 }
+
+/**
+ * For a request the API server refused for who made it (401 Unauthorized, 403 Forbidden): one
+ * line with the API server's own words, which name the user, the verb, the resource, its group
+ * and the namespace, so whoever reads it knows which permission is missing. Undefined for any
+ * other error.
+ */
+export function accessRefusal(err: unknown): string | undefined {
+  const parsed = parseApiError(err);
+  if (parsed === undefined || (parsed.code !== 401 && parsed.code !== 403)) return undefined;
+  return `the Kubernetes API server refused a request: ${formatApiError(parsed)}`;
+}

@@ -27,7 +27,7 @@ import { sleep, systemClock, type Clock } from '../kube/clock.js';
 import type { KubeClient } from '../kube/client.js';
 import { connectToCluster } from '../kube/config.js';
 import { installCrds } from '../kube/crds.js';
-import { isNamespaceTerminating, isNotFound, parseApiError } from '../kube/errors.js';
+import { accessRefusal, isNamespaceTerminating, isNotFound, parseApiError } from '../kube/errors.js';
 import { EventRecorder } from '../kube/events.js';
 import { createInformer, type Informer } from '../kube/informer.js';
 import { type Outcome, type Reconcile, WorkQueue } from '../kube/workqueue.js';
@@ -288,6 +288,19 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     const reconcileLog = new AsyncLocalStorage<Logger>();
     const schemas = new SchemaSource({ client, crds: () => informers.crds.list(), clock });
     const globalNamespace = opts.globalNamespace ?? DefaultGlobalNamespace;
+    // Events are best effort: an install goes on without them. One the API server refuses (the
+    // manager may not create Events there) is a missing permission worth a warning, once per
+    // distinct refusal; other failures stay at debug.
+    const refusedEvents = new Set<string>();
+    const eventNotRecorded = (err: unknown) => {
+      const refused = accessRefusal(err);
+      if (refused === undefined || refusedEvents.has(refused) || refusedEvents.size >= 100) {
+        log.debug({ err }, 'event not recorded');
+        return;
+      }
+      refusedEvents.add(refused);
+      log.warn(`event not recorded: ${refused}`);
+    };
     /** The controllers' ports, writing through `writer`: everything else is shared. */
     const contextWriting = (writer: KubeClient): ControllerContext => {
       const ctx = {
@@ -297,7 +310,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
         events: new EventRecorder({
           client: writer,
           clock,
-          onError: (err) => log.debug({ err }, 'event not recorded'),
+          onError: (err) => eventNotRecorded(err),
         }),
         clock,
         informers,

@@ -1,6 +1,7 @@
 import { ApiError } from '../../../src/kube/client.js';
 import { describe, expect, it } from 'vitest';
 import {
+  accessRefusal,
   formatApiError,
   fromStatus,
   isAlreadyExists,
@@ -164,5 +165,29 @@ describe('isPermanentRejection', () => {
     [{ code: 429, reason: 'TooManyRequests', message: 'storage is (re)initializing' }, false],
   ])('%j is permanent: %s', (err, permanent) => {
     expect(isPermanentRejection(err)).toBe(permanent);
+  });
+});
+
+describe('accessRefusal', () => {
+  const forbidden =
+    'customresourcedefinitions.apiextensions.k8s.io "catalogsources.operators.coreos.com" is forbidden: User "system:serviceaccount:olm:bosun-manager" cannot get resource "customresourcedefinitions" in API group "apiextensions.k8s.io" at the cluster scope';
+
+  it('gives a 403 or 401 from the API server in its own words, naming the missing permission', () => {
+    expect(accessRefusal(new ApiError(403, 'Forbidden', status(403, 'Forbidden', forbidden), {}))).toBe(
+      `the Kubernetes API server refused a request: Forbidden (403): ${forbidden}`,
+    );
+    expect(
+      accessRefusal(new ApiError(401, 'Unauthorized', status(401, 'Unauthorized', 'Unauthorized'), {})),
+    ).toBe('the Kubernetes API server refused a request: Unauthorized (401): Unauthorized');
+  });
+
+  it.each([
+    ['a 404', new ApiError(404, 'Not Found', status(404, 'NotFound', 'x not found'), {})],
+    ['a 409', new ApiError(409, 'Conflict', status(409, 'Conflict', 'modified'), {})],
+    ['a 500', new ApiError(500, 'Internal Server Error', 'etcd', {})],
+    ['a network failure', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })],
+    ['a bug', new TypeError('x is undefined')],
+  ])('leaves %s alone', (_what, err) => {
+    expect(accessRefusal(err)).toBeUndefined();
   });
 });
