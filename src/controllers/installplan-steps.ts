@@ -434,6 +434,12 @@ function upgradedFrom(
   located: Extract<LocatedBundle, { kind: 'found' }>,
   csv: ClusterServiceVersion,
 ): string | undefined {
+  // A CSV this plan created before (a manager killed while the plan ran computes its steps
+  // again) keeps the replaces it was created with: the CSV it replaced may be retired by now, and
+  // applying the CSV without the field would take it away, and with it the way back (rollback)
+  // and the retirement of the replaced version.
+  const created = ctx.informers.csvs.get(objectKey(namespace, csv.metadata.name ?? ''));
+  if (created?.spec.replaces && !created.metadata.deletionTimestamp) return created.spec.replaces;
   const named = csv.spec.replaces;
   if (named && ctx.informers.csvs.get(objectKey(namespace, named))) return named;
   const samePackage = (name: string) =>
