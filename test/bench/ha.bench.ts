@@ -32,6 +32,7 @@ import { Builtin } from '../../src/kube/resources.js';
 import { gadgetCrd, inline, operatorCsv, operatorDeployment } from '../support/operator-objects.js';
 import type { Emit } from './run.js';
 import {
+  catalogConfigMap,
   benchAllocatorEnv,
   benchCluster,
   coreResource as core,
@@ -195,17 +196,7 @@ export default async function ha(emit: Emit): Promise<void> {
   const managers: Manager[] = [];
   const inputs = () => ({ loadavg_1_5_15: load(), allocator: managerAllocator() });
   try {
-    await create(core('namespaces'), '', {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: globalNs },
-    });
-    await create(core('configmaps'), globalNs, {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'hacat' },
-      data: { 'catalog.json': catalog(0) },
-    } as KubeObject);
+    await catalogConfigMap(cluster, globalNs, 'hacat', catalog(0));
 
     // Start to first reconcile: the first start installs the CRDs and creates the CatalogSource;
     // the timed ones find them there, as a restarted Pod does.

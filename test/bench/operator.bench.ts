@@ -20,6 +20,7 @@ import { createInformer } from '../../src/kube/informer.js';
 import type { Emit } from './run.js';
 import { gadgetCrd, inline, operatorCsv, operatorDeployment } from '../support/operator-objects.js';
 import {
+  catalogConfigMap,
   benchCluster,
   coreResource as core,
   importedCorpus,
@@ -85,17 +86,7 @@ export default async function operator(emit: Emit): Promise<void> {
   try {
     // The catalog: a ConfigMap source in the global namespace.
     say('creating the catalog');
-    await create(core('namespaces'), '', {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: globalNs },
-    });
-    await create(core('configmaps'), globalNs, {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'bench' },
-      data: { 'catalog.json': benchCatalog() },
-    } as KubeObject);
+    await catalogConfigMap(cluster, globalNs, 'bench', benchCatalog());
     // The manager installs the CRDs as it starts; creating the CatalogSource waits for them.
     await waitFor('the CRDs', () =>
       create(Resources.CatalogSource, globalNs, {

@@ -157,6 +157,26 @@ export function runManager(
 }
 
 /** The manager sets its own allocator variables unless BOSUN_BENCH_MALLOC=default asks for glibc's defaults. */
+/** The global namespace and, in it, a ConfigMap holding `catalogJson`: the catalog a bench serves. */
+export async function catalogConfigMap(
+  cluster: Pick<BenchCluster, 'create'>,
+  namespace: string,
+  name: string,
+  catalogJson: string,
+): Promise<void> {
+  await cluster.create(coreResource('namespaces'), '', {
+    apiVersion: 'v1',
+    kind: 'Namespace',
+    metadata: { name: namespace },
+  });
+  await cluster.create(coreResource('configmaps'), namespace, {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name },
+    data: { 'catalog.json': catalogJson },
+  } as KubeObject);
+}
+
 export const benchAllocatorEnv = (): Record<string, string> =>
   process.env.BOSUN_BENCH_MALLOC === 'default' ? { BOSUN_ALLOCATOR: 'default' } : {};
 

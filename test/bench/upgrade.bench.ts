@@ -21,7 +21,14 @@ import { objectPath } from '../../src/kube/client.js';
 import { createInformer } from '../../src/kube/informer.js';
 import { gadgetCrd, inline, operatorCsv, operatorDeployment } from '../support/operator-objects.js';
 import type { Emit } from './run.js';
-import { benchCluster, coreResource as core, runManager, stopProcess, waitFor } from './support.js';
+import {
+  benchCluster,
+  catalogConfigMap,
+  coreResource as core,
+  runManager,
+  stopProcess,
+  waitFor,
+} from './support.js';
 
 const pkg = 'upop';
 const globalNs = 'olm';
@@ -96,17 +103,7 @@ export default async function upgrade(emit: Emit): Promise<void> {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/all`;
   try {
-    await create(core('namespaces'), '', {
-      apiVersion: 'v1',
-      kind: 'Namespace',
-      metadata: { name: globalNs },
-    });
-    await create(core('configmaps'), globalNs, {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'upcat' },
-      data: { 'catalog.json': catalog(0) },
-    } as KubeObject);
+    await catalogConfigMap(cluster, globalNs, 'upcat', catalog(0));
     const source = (name: string, spec: CatalogSource['spec']) =>
       waitFor('the CRDs', () =>
         create(Resources.CatalogSource, globalNs, {
