@@ -399,7 +399,15 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     let packageApi: RunningPackageApi | undefined;
     // A replica behind the packageserver Service is routed to once ready: it must serve the
     // PackageManifest API by then (a standby waits for the leader's certificate before it does).
-    const ready = () => all.every((i) => i.hasSynced()) && (!opts.packageApiAddr || packageApi !== undefined);
+    const notReady = () => {
+      const unsynced = all.filter((i) => !i.hasSynced()).length;
+      if (unsynced > 0) return `${unsynced} of ${all.length} informers not synced`;
+      if (opts.packageApiAddr && packageApi === undefined)
+        return opts.packageApiServicePort !== undefined
+          ? `not serving the PackageManifest API yet: its certificate Secret is not there or not usable (the leader writes it)`
+          : 'not serving the PackageManifest API yet';
+      return undefined;
+    };
     watchLeader(() => (election ? election.isLeader() : true));
 
     let server: RunningServer | undefined;
@@ -412,7 +420,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
       server = await startHttpServer({
         address,
         registry,
-        ready,
+        notReady,
         // With leader election, /readyz says which role this replica has (both serve reads).
         ...(election ? { role: () => (election.isLeader() ? 'leader' : 'standby') } : {}),
         ...(opts.routes ? { routes: opts.routes } : {}),
@@ -472,7 +480,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
       packages,
       ...(packageApi ? { packageApi } : {}),
       ...(server ? { url: server.url } : {}),
-      ready,
+      ready: () => notReady() === undefined,
       idle: () => Promise.all(queues.map((q) => q.idle())).then(() => undefined),
       isLeader: () => (election ? election.isLeader() : true),
       lost: election ? election.lost : new Promise<never>(() => {}),

@@ -1,6 +1,6 @@
 /**
- * The manager's HTTP endpoints: `/healthz` (the process answers), `/readyz` (every informer has
- * synced), `/metrics` (Prometheus text), the web catalog (`/`, `/assets/…`, `/api/…`; see
+ * The manager's HTTP endpoints: `/healthz` (the process answers), `/readyz` (ready to serve; a 503
+ * says what it waits for), `/metrics` (Prometheus text), the web catalog (`/`, `/assets/…`, `/api/…`; see
  * src/web/server.ts), and optionally extra GET routes such as `/catalogs/<name>` serving a
  * catalog directory's FBC. Every request must name the server by one of its names (host-check.ts).
  */
@@ -15,7 +15,8 @@ export interface HttpServerOptions {
   /** `host:port`; port 0 picks a free one. */
   address: string;
   registry: Registry;
-  ready: () => boolean;
+  /** Why the manager is not ready yet (the body of a 503 /readyz), or undefined once it is. */
+  notReady: () => string | undefined;
   /**
    * With leader election: `leader` or `standby`, the body of a 200 /readyz. A synced standby is
    * ready, since it serves every read; the body says whether it also reconciles.
@@ -67,9 +68,10 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningS
         return send(405, 'text/plain', 'method not allowed\n');
       if (path === '/healthz') return send(200, 'text/plain', 'ok\n');
       if (path === '/readyz') {
-        return opts.ready()
+        const waitingFor = opts.notReady();
+        return waitingFor === undefined
           ? send(200, 'text/plain', `${opts.role?.() ?? 'ok'}\n`)
-          : send(503, 'text/plain', 'informers not synced\n');
+          : send(503, 'text/plain', `${waitingFor}\n`);
       }
       if (path === '/metrics') return send(200, opts.registry.contentType, await opts.registry.metrics());
       const route = path ? opts.routes?.[path] : undefined;

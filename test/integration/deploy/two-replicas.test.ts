@@ -326,12 +326,19 @@ describe('two replicas behind the packageserver Service', () => {
       const c = startReplica('c', other);
       replicas.push(c);
       await eventually('c to serve /readyz', async () => (c.web ? true : undefined), 120_000);
-      const readyz = async () => (await fetch(`${c.web}/readyz`)).status;
+      const readyz = async () => {
+        const answer = await fetch(`${c.web}/readyz`);
+        return { status: answer.status, body: await answer.text() };
+      };
       // Synced or not, it is not ready for ten seconds: the Service would route to it otherwise.
+      let last = { status: 0, body: '' };
       for (let i = 0; i < 10; i++) {
-        expect(await readyz()).toBe(503);
+        last = await readyz();
+        expect(last.status).toBe(503);
         await new Promise((r) => setTimeout(r, 1_000));
       }
+      // Its informers synced long since: the 503 says what it still waits for.
+      expect(last.body).toMatch(/^not serving the PackageManifest API yet: its certificate Secret/);
       expect(c.port).toBeUndefined();
       expect(c.log.some((l) => l.includes('waiting for the leader to issue'))).toBe(true);
 
@@ -347,7 +354,11 @@ describe('two replicas behind the packageserver Service', () => {
         async () => (c.port ? true : undefined),
         120_000,
       );
-      await eventually('c to be ready', async () => ((await readyz()) === 200 ? true : undefined), 60_000);
+      await eventually(
+        'c to be ready',
+        async () => ((await readyz()).status === 200 ? true : undefined),
+        60_000,
+      );
       const secret = await client().request<{ data: Record<string, string> }>({
         path: `/api/v1/namespaces/${other}/secrets/${CertSecretName}`,
       });
