@@ -78,7 +78,9 @@ async function planSummary(
     .filter((s) => s.resource.kind === Resources.ClusterServiceVersion.kind)
     .map((s) => JSON.parse(s.resource.manifest) as ClusterServiceVersion);
   // Whoever approves a Manual plan sees the CRD verdict before approving (the check runs again then).
-  const crdFindings = ip.spec.approved ? undefined : await unsafeCRDReplacements(ctx.client, steps);
+  const crdFindings = ip.spec.approved
+    ? undefined
+    : await unsafeCRDReplacements(ctx.client, steps, (role) => ctx.applier.apply(role));
   return summarize({ to, ...upgrade, newCSVs, exists, ...(crdFindings ? { crdFindings } : {}) });
 }
 

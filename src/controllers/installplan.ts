@@ -236,7 +236,7 @@ async function execute(
         return failRun(run, verdict.message, InstallPlanConditionReason[verdict.reason]);
     }
     // A CRD replacement that would strand stored objects refuses the plan too.
-    const unsafe = await unsafeCRDReplacements(ctx.client, run.steps);
+    const unsafe = await unsafeCRDReplacements(ctx.client, run.steps, (role) => ctx.applier.apply(role));
     if (unsafe.length > 0) {
       const message = `the upgrade would not be safe for what the cluster stores, so nothing was changed: ${unsafe.join('; ')}`;
       return failRun(run, message, InstallPlanConditionReason.UnsafeCRDUpgrade);
