@@ -12,7 +12,9 @@
  * each catalog file is parsed where it is, as soon as it is whole on disk, while the pull goes
  * on, and its bundle objects' text stays there until installed. The folder goes with the content,
  * or at once when the image turns out unusable. Credentials come from the CatalogSource's pull
- * Secrets (registry-access.ts).
+ * Secrets (registry-access.ts). An OLM v1 ClusterCatalog's image is read by the same fetch
+ * (fetchCatalogImage, given what both kinds name: the reference, the pull Secrets, the spool
+ * folder's owner), with the manager's global pull Secret.
  *
  * What goes wrong is a value: the registry's side (unreachable, unknown tag or digest, refused
  * credentials, content that fails its digest) is RegistryServerError; an index with no image for
@@ -49,29 +51,77 @@ import { type CatalogFetcher, FetchFailureReason, type FetchOutcome } from './fe
 import { checkCatalog } from './parse.js';
 import type { RegistryAccess } from './registry-access.js';
 import type { CatalogSpool } from './spool.js';
-import type { CatalogContent } from './store.js';
+import type { CatalogContent, CatalogRef } from './store.js';
 
-export function imageFetcher(deps: {
+export function imageFetcher(deps: ImageFetcherDeps): CatalogFetcher {
+  return {
+    async fetch(source, previous, signal) {
+      const got = await fetchCatalogImage(deps, imageRequestOf(source), previous?.digest, signal);
+      if (!got.ok) return got;
+      const { address, image } = got;
+      // The same digest: the content the store holds stands, read again from nothing.
+      const content = got.unchanged ? previous! : got.content;
+      return { ok: true, content, address, image };
+    },
+  };
+}
+
+export interface ImageFetcherDeps {
   spool: Pick<CatalogSpool, 'folderFor' | 'remove'>;
   access: RegistryAccess;
   /** The platform whose image is read from a multi-platform catalog image (linux/amd64). */
   platform?: Platform;
-}): CatalogFetcher {
+}
+
+/**
+ * What a fetch of a catalog image needs, whichever kind names the image: a CatalogSource
+ * (`spec.image`, its namespace's pull Secrets) or an OLM v1 ClusterCatalog
+ * (`spec.source.image.ref`, the manager's global pull Secret). How often it is polled stays with
+ * the controller of each kind.
+ */
+export interface ImageFetchRequest {
+  /** The image reference as the object names it. */
+  image: string;
+  /** The field that names it, for messages (`spec.image`, `spec.source.image.ref`). */
+  field: string;
+  /** The pull Secrets to read, where they are, and how messages name each (default `spec.secrets[i]`). */
+  secrets: { namespace: string; names: readonly string[]; field?: (index: number) => string };
+  /** Whose spool folder the image is extracted into. */
+  catalog: CatalogRef;
+}
+
+/** A CatalogSource's image fetch, read as it always was. */
+function imageRequestOf(source: CatalogSource): ImageFetchRequest {
+  const namespace = source.metadata.namespace ?? '';
   return {
-    fetch: (source, previous, signal) => fetchImage(deps, source, previous, signal),
+    image: source.spec.image ?? '',
+    field: 'spec.image',
+    secrets: { namespace, names: source.spec.secrets ?? [] },
+    catalog: { namespace, name: source.metadata.name ?? '' },
   };
 }
 
-type Deps = Parameters<typeof imageFetcher>[0];
-type Failure = Extract<FetchOutcome, { ok: false }>;
+/**
+ * An image fetch's outcome: new content, with the catalog files it was read from (paths in the
+ * content's spool folder, in the order read); the same digest as before (nothing pulled or
+ * parsed); or a failure.
+ */
+export type ImageFetchOutcome =
+  | { ok: true; unchanged: false; content: CatalogContent; files: string[]; address: string; image: string }
+  | { ok: true; unchanged: true; address: string; image: string }
+  | Failure;
 
-async function fetchImage(
-  deps: Deps,
-  source: CatalogSource,
-  previous: CatalogContent | undefined,
+/**
+ * Reads the catalog image `req` names, unless it still has `previousDigest`: the one seam the
+ * CatalogSource fetcher above and the ClusterCatalog controller both go through.
+ */
+export async function fetchCatalogImage(
+  deps: ImageFetcherDeps,
+  req: ImageFetchRequest,
+  previousDigest: string | undefined,
   signal: AbortSignal,
-): Promise<FetchOutcome> {
-  const address = source.spec.image ?? '';
+): Promise<ImageFetchOutcome> {
+  const address = req.image;
   let ref: ImageReference;
   try {
     ref = parseReference(address);
@@ -79,12 +129,11 @@ async function fetchImage(
     return {
       ok: false,
       reason: FetchFailureReason.SpecInvalidError,
-      message: `spec.image: ${(err as Error).message}`,
+      message: `${req.field}: ${(err as Error).message}`,
       address,
     };
   }
-  const namespace = source.metadata.namespace ?? '';
-  const opened = await deps.access.clientFor(namespace, source.spec.secrets ?? []);
+  const opened = await deps.access.clientFor(req.secrets.namespace, req.secrets.names, req.secrets.field);
   if (!opened.ok)
     return {
       ok: false,
@@ -94,7 +143,7 @@ async function fetchImage(
     };
   const { client } = opened;
   try {
-    return await pullAndParse(deps, client, ref, source, previous, signal);
+    return await pullAndParse(deps, client, ref, req, previousDigest, signal);
   } catch (err) {
     if (!(err instanceof OciError)) throw err;
     return { ok: false, reason: reasonOf(err), message: messageOf(err, address), address };
@@ -103,21 +152,24 @@ async function fetchImage(
   }
 }
 
+type Deps = ImageFetcherDeps;
+type Failure = Extract<FetchOutcome, { ok: false }>;
+
 /** The named steps of one fetch: resolve → same digest? → inspect → pull → spool → parse. */
 async function pullAndParse(
   deps: Deps,
   client: RegistryClient,
   ref: ImageReference,
-  source: CatalogSource,
-  previous: CatalogContent | undefined,
+  req: ImageFetchRequest,
+  previousDigest: string | undefined,
   signal: AbortSignal,
-): Promise<FetchOutcome> {
-  const address = source.spec.image ?? '';
+): Promise<ImageFetchOutcome> {
+  const address = req.image;
   // The digest the reference names now: the index's for a multi-platform image, so the store's
   // digest (and the status) names what the tag points at, whatever the platform.
   const digest = ref.digest ?? (await client.resolve(ref)).digest;
   const pinned = formatReference(withDigest({ registry: ref.registry, repository: ref.repository }, digest));
-  if (previous?.digest === digest) return { ok: true, content: previous, address, image: pinned };
+  if (previousDigest === digest) return { ok: true, unchanged: true, address, image: pinned };
   signal.throwIfAborted();
 
   // Pinned from here on: a tag moved meanwhile cannot mix two images in one fetch.
@@ -136,8 +188,7 @@ async function pullAndParse(
   // The image's files are extracted straight into the spool and parsed where they are: the
   // folder is the content's, kept while the store holds it (its bundle objects' text is read
   // from those files when installed), and removed with it or when it turns out unusable.
-  const catalog = { namespace: source.metadata.namespace ?? '', name: source.metadata.name ?? '' };
-  const dest = deps.spool.folderFor(catalog);
+  const dest = deps.spool.folderFor(req.catalog);
   const label = inspected.config.labels[CatalogImageLabel.Configs] ?? '';
   const folder = configsFolder(label);
   // Problems name a file as it is in the image: `reg/repo@sha256:...:/configs/etcd/catalog.json`.
@@ -171,9 +222,11 @@ async function pullAndParse(
       return invalid(address, `image ${pinned}: ${problems.slice(0, 5).map(formatProblem).join('; ')}`);
     const config = emptyConfig();
     const adder = partAdder(config, problems);
+    const files: string[] = [];
     for (const rel of rels) {
       const path = pulled.folder === '' ? rel : `${pulled.folder}/${rel}`;
       const p = part(path, -1);
+      files.push(p.file);
       const got = await (parses.get(path) ??
         // Not told as extracted (which every file is): read now, its size as it is on disk.
         settle(lstat(p.file).then((st) => parser.parse({ ...p, length: st.size }))));
@@ -187,7 +240,14 @@ async function pullAndParse(
     const checked = checkCatalog(config, problems, digest, `image ${pinned} (${label})`);
     if (!checked.ok) return invalid(address, checked.message);
     kept = true;
-    return { ok: true, content: { config, digest, payloadFile: dest }, address, image: pinned };
+    return {
+      ok: true,
+      unchanged: false,
+      content: { config, digest, payloadFile: dest },
+      files,
+      address,
+      image: pinned,
+    };
   } finally {
     await parser.close();
     if (!kept) await deps.spool.remove(dest);

@@ -38,9 +38,13 @@ export interface RegistryAccess {
   /**
    * A client carrying the credentials of the pull Secrets `secrets` names in `namespace` (the
    * caller closes it), or why there is none: a Secret that is missing, unreadable, of another
-   * type or malformed, named with the field that names it (`spec.secrets[0]`).
+   * type or malformed, named with the field that names it (`spec.secrets[0]` unless `field` says).
    */
-  clientFor(namespace: string, secrets: readonly string[]): Promise<OpenedClient>;
+  clientFor(
+    namespace: string,
+    secrets: readonly string[],
+    field?: (index: number) => string,
+  ): Promise<OpenedClient>;
 }
 
 export function registryAccess(deps: {
@@ -51,10 +55,10 @@ export function registryAccess(deps: {
 }): RegistryAccess {
   const newClient = deps.newClient ?? ((opts) => new RegistryClient(opts));
   return {
-    async clientFor(namespace, secrets) {
+    async clientFor(namespace, secrets, fieldOf = (i) => `spec.secrets[${i}]`) {
       const stores: CredentialStore[] = [];
       for (const [i, name] of secrets.entries()) {
-        const field = `spec.secrets[${i}]`;
+        const field = fieldOf(i);
         const got = await deps.readSecret(namespace, name);
         if (!got.ok) {
           // A Secret the user named but Bosun cannot read is an error, not an anonymous pull:
