@@ -133,6 +133,11 @@ export class CatalogSpool {
     return this.nextPath(ref).replace(/\.fbc$/, '.d');
   }
 
+  /** A fresh path in the spool for a file the caller writes itself, named with `suffix` (`.jsonl`). */
+  fileFor(ref: CatalogRef, suffix: string): string {
+    return this.nextPath(ref).replace(/\.fbc$/, suffix);
+  }
+
   /**
    * Removes one spooled file, or folder (folderFor); one already gone is fine. Only what is in
    * this spool: the path is the store's, and nothing else is ever removed through it.
