@@ -9,6 +9,8 @@ import { isIP, type AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { type WebCatalog, webRequest, writeWebResponse } from '../web/server.js';
+import type { CatalogdHandler } from './catalogd.js';
+import { underCatalogdRoot } from './catalogd-request.js';
 import { checkHost } from './host-check.js';
 
 export interface HttpServerOptions {
@@ -24,6 +26,8 @@ export interface HttpServerOptions {
   role?: () => string;
   /** Extra GET routes: path → body producer (for served catalogs). */
   routes?: Record<string, () => Promise<{ contentType: string; body: string }>>;
+  /** catalogd's HTTP API of the ClusterCatalogs served, answering every path under `/catalogs/`. */
+  catalogd?: CatalogdHandler;
   /** The web catalog, answering the paths the routes above do not. */
   web?: WebCatalog;
   /** Host names requests may name besides IP addresses, localhost and the address's own host. */
@@ -79,6 +83,7 @@ export async function startHttpServer(opts: HttpServerOptions): Promise<RunningS
         const { contentType, body } = await route();
         return send(200, contentType, body);
       }
+      if (opts.catalogd && path && underCatalogdRoot(path)) return opts.catalogd(req, res);
       const answer = await opts.web?.handle(webRequest(req));
       if (answer) return writeWebResponse(res, answer, req.method ?? 'GET');
       return send(404, 'text/plain', 'not found\n');
