@@ -7,11 +7,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { expect, inject } from 'vitest';
 import type { CatalogSource } from '../../src/apis/operators.js';
 import { catalogConfigMapData } from '../../src/cli/commands/start.js';
+import { spawnBosun } from '../support/bosun-process.js';
 import { catalogReady } from '../support/corpus-install.js';
 import { olmReaderRole, serviceAccountToken } from '../support/users.js';
 import { repo, runBosun } from '../unit/cli/run-bosun.js';
@@ -200,13 +200,9 @@ export function kubectl(
   });
 }
 
-/** The `bosun` CLI from the sources in a process of its own (as a user runs it), its output collected. */
+/** The `bosun` CLI in a process of its own (as a user runs it), its output collected. */
 export function bosunProcess(args: string[]): { child: ChildProcess; out: () => string; err: () => string } {
-  const main = pathToFileURL(join(repo, 'src/cli/main.ts')).href;
-  const script = `const { main } = await import(${JSON.stringify(main)}); process.exitCode = await main(${JSON.stringify(args)});`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    cwd: repo,
-  });
+  const child = spawnBosun(args, { cwd: repo });
   let out = '';
   let err = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));

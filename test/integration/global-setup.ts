@@ -1,6 +1,7 @@
 import type { TestProject } from 'vitest/node';
 import { progressReporter } from '../../src/cli/progress.js';
 import { down, up } from '../../src/cluster/controlplane.js';
+import { ensureBuilt } from '../support/bosun-build.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -16,6 +17,8 @@ declare module 'vitest' {
  * an existing cluster instead (never plain KUBECONFIG, so a developer's cluster is not used by accident).
  */
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  // Tests start bosun processes from dist/ (test/support/bosun-process.ts): it must be the sources' build.
+  await ensureBuilt((l) => process.stderr.write(`[build] ${l}\n`));
   const existing = process.env.BOSUN_TEST_KUBECONFIG;
   if (existing) {
     project.provide('kubeconfig', existing);

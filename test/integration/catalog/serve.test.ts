@@ -1,38 +1,33 @@
 /**
- * `bosun catalog serve` as its own process (the CLI from the sources): the URL it prints on a
+ * `bosun catalog serve` as its own process (the CLI as users run it): the URL it prints on a
  * free port, 200 with a strong ETag then 304, a `bosun catalog publish` into the directory
  * served without a restart, a broken change logged while the last valid catalog is served on,
  * a CatalogSource of sourceType http READY on it, and a clean stop on SIGTERM.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CatalogSource } from '../../../src/apis/operators.js';
 import { catalogSourceController } from '../../../src/controllers/catalogsource.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
+import { spawnBosun } from '../../support/bosun-process.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { repo, runBosun } from '../../unit/cli/run-bosun.js';
 import { catalogSource, create, get, Resources, startTestManager } from '../controllers/support.js';
 import { eventually, freshNamespace } from '../support.js';
 
-const mainModule = pathToFileURL(join(repo, 'src/cli/main.ts')).href;
-
-/** The CLI from the sources in a process of its own, its output collected. */
+/** The CLI in a process of its own, its output collected. */
 function bosunProcess(args: string[]): {
-  child: ChildProcessWithoutNullStreams;
+  child: ChildProcess;
   out: () => string;
   err: () => string;
 } {
-  const script = `const { main } = await import(${JSON.stringify(mainModule)}); process.exitCode = await main(${JSON.stringify(args)});`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    cwd: repo,
-  });
+  const child = spawnBosun(args, { cwd: repo });
   let out = '';
   let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   return { child, out: () => out, err: () => err };
 }
 

@@ -4,15 +4,13 @@
  * version is held back until a retry or a catalog change; `bosun rollback` undoes a good
  * upgrade; and a manager stopped in the middle of an upgrade or a rollback ends consistent.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ClusterServiceVersion, InstallPlan, Subscription } from '../../../src/apis/operators.js';
 import type { Deployment } from '../../../src/controllers/context.js';
 import { RollbackAnnotations } from '../../../src/install/rollback.js';
 import { Builtin } from '../../../src/kube/resources.js';
 import type { RunningManager } from '../../../src/manager/manager.js';
+import { killWith, managerProcess, type ManagerProcess } from '../manager/manager-process.js';
 import { eventually } from '../support.js';
 import {
   inline,
@@ -153,24 +151,11 @@ async function consistentOnV1(ns: string) {
 }
 
 /**
- * The manager as its own process (the CLI's `operator run`, from the sources), so that a test can
- * kill it with SIGKILL: no shutdown, no reconcile finished.
+ * The manager as its own process (the CLI's `operator run`), so that a test can kill it with
+ * SIGKILL: no shutdown, no reconcile finished.
  */
-function managerProcess(): ChildProcess {
-  const args = ['operator', 'run', '--kubeconfig', inject('kubeconfig'), '--metrics-addr', '127.0.0.1:0'];
-  const script = `const { main } = await import(${JSON.stringify(mainModule)}); process.exitCode = await main(${JSON.stringify(args)});`;
-  return spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
-const mainModule = pathToFileURL(join(import.meta.dirname, '../../../src/cli/main.ts')).href;
-
-async function killed(child: ChildProcess) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGKILL');
-  await exited;
-}
+const managerAlone = () => managerProcess({ kubeconfig: inject('kubeconfig') });
+const killed = (m: ManagerProcess) => killWith(m, 'SIGKILL');
 
 describe('health-gated upgrades', () => {
   it('an upgrade that never becomes available is rolled back at its deadline, keeping every custom resource; held back until a retry', async () => {
@@ -298,7 +283,7 @@ describe('health-gated upgrades', () => {
   it('a manager killed (SIGKILL) in the middle of an upgrade, and again in the middle of its rollback, ends with one live CSV and nothing orphaned', async () => {
     await manager?.stop();
     manager = undefined;
-    let child = managerProcess();
+    let child = await managerAlone();
     try {
       const ns = await subscribed('10s');
       await eventually('0.2.0 to be installing', async () =>
@@ -308,14 +293,14 @@ describe('health-gated upgrades', () => {
       const before = await storedWidgets(ns);
       await killed(child);
       await new Promise((r) => setTimeout(r, 11_000));
-      child = managerProcess();
+      child = await managerAlone();
       await eventually(
         'the rollback to begin',
         async () => ((await sub(ns))?.status?.rollback?.phase === 'RollingBack' ? true : undefined),
         60_000,
       );
       await killed(child);
-      child = managerProcess();
+      child = await managerAlone();
       await rolledBack(ns, TestOperator.v2);
       await consistentOnV1(ns);
       expect(await storedWidgets(ns)).toEqual(before);

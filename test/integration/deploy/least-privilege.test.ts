@@ -20,13 +20,12 @@
  * namespace enforcing the restricted Pod Security level), and each case below runs a manager
  * reconciling the whole cluster, which would act on what other test files leave behind.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import yaml from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -39,6 +38,7 @@ import { loadKubeConfig } from '../../../src/kube/config.js';
 import { isNotFound } from '../../../src/kube/errors.js';
 import { Builtin } from '../../../src/kube/resources.js';
 import { defaultPackageApiAddress } from '../../../src/server/packageserver/listen.js';
+import { spawnBosun } from '../../support/bosun-process.js';
 import { kubectlMissing } from '../../support/deploy-render.js';
 import { tokenKubeconfig } from '../../support/users.js';
 import { sampleCatalogJson, uniqueGroup } from '../controllers/operator-support.js';
@@ -123,8 +123,6 @@ async function tokenOf(namespace: string, name: string): Promise<string> {
   return tokenKubeconfig(kubeconfig, issued.status.token);
 }
 
-const mainModule = pathToFileURL(join(import.meta.dirname, '../../../src/cli/main.ts')).href;
-
 interface ManagerProcess {
   /** Its log, one JSON record a line. */
   log: string[];
@@ -134,7 +132,7 @@ interface ManagerProcess {
 }
 
 /**
- * `bosun operator run` (from the sources) as deploy/'s Deployment runs it (leader election, the
+ * `bosun operator run` as deploy/'s Deployment runs it (leader election, the
  * PackageManifest API served), with only the credentials of `userKubeconfig`. A process, because a
  * manager that cannot list what it watches never finishes starting, and only a process can then be
  * stopped.
@@ -155,13 +153,10 @@ function managerAs(userKubeconfig: string): ManagerProcess {
     '--log-format',
     'json',
   ];
-  const script = `const { main } = await import(${JSON.stringify(mainModule)}); process.exitCode = await main(${JSON.stringify(args)});`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnBosun(args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const log: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  for (const stream of [child.stdout, child.stderr]) {
+  for (const stream of [child.stdout!, child.stderr!]) {
     createInterface({ input: stream }).on('line', (line) => {
       log.push(line);
       if (process.env.BOSUN_TEST_LOG) process.stderr.write(`${line}\n`);

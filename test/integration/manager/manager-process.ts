@@ -1,15 +1,12 @@
 /**
- * The manager as a real process (`bosun operator run` from the sources), for tests that kill it,
- * freeze it or pull the API server from under it: a process, unlike an in-process manager, can
- * die at any instruction, with nothing flushed and nothing cleaned up.
+ * The manager as a real process (`bosun operator run`, test/support/bosun-process.ts), for tests
+ * that kill it, freeze it or pull the API server from under it: a process, unlike an in-process
+ * manager, can die at any instruction, with nothing flushed and nothing cleaned up.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { pathToFileURL } from 'node:url';
+import { spawnBosun } from '../../support/bosun-process.js';
 import { eventually } from '../support.js';
-
-const mainModule = pathToFileURL(join(import.meta.dirname, '../../../src/cli/main.ts')).href;
 
 export interface ManagerExit {
   code: number | null;
@@ -52,10 +49,7 @@ export async function managerProcess(opts: ManagerProcessOptions): Promise<Manag
     '--log-format',
     'json',
   ];
-  const script = `const { main } = await import(${JSON.stringify(mainModule)}); process.exitCode = await main(${JSON.stringify(args)});`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawnBosun(args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<ManagerExit>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })),
   );

@@ -4,12 +4,11 @@
  * it (and the spooled catalogs the dead one left in the temporary folder), so namespace deletion
  * and discovery work again. A registration someone still serves, or someone else's, is kept.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { Applier } from '../../../src/kube/apply.js';
@@ -24,12 +23,12 @@ import {
   staleRegistration,
   unregister,
 } from '../../../src/server/packageserver/register.js';
+import { spawnBosun } from '../../support/bosun-process.js';
 import { eventually } from '../support.js';
 import { client, create, remove } from '../controllers/support.js';
 import { GlobalNamespace } from './support.js';
 
 const apiServicePath = `/apis/apiregistration.k8s.io/v1/apiservices/${APIServiceName}`;
-const mainModule = pathToFileURL(join(import.meta.dirname, '../../../src/cli/main.ts')).href;
 
 const hostIp = (() => {
   const a = advertisedAddress({ host: '0.0.0.0', port: 0 });
@@ -55,7 +54,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** The manager as its own process (the CLI's `operator run`, from the sources), serving the API. */
+/** The manager as its own process (the CLI's `operator run`), serving the API. */
 function managerProcess(port: number): ChildProcess {
   const args = [
     'operator',
@@ -67,10 +66,7 @@ function managerProcess(port: number): ChildProcess {
     '--package-api-addr',
     `${hostIp}:${port}`,
   ];
-  const script = `const { main } = await import(${JSON.stringify(mainModule)}); process.exitCode = await main(${JSON.stringify(args)});`;
-  return spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  return spawnBosun(args, { stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /** Spool folders in the temporary folder whose owner file names `pid`. */
