@@ -49,7 +49,7 @@ import { emptyConfig } from '../../apis/fbc.js';
 import type { PartOfFile } from '../load-worker.js';
 import { type CatalogFetcher, FetchFailureReason, type FetchOutcome } from './fetcher.js';
 import { checkCatalog } from './parse.js';
-import type { RegistryAccess } from './registry-access.js';
+import type { RegistryAccess, SecretOptions } from './registry-access.js';
 import type { CatalogSpool } from './spool.js';
 import type { CatalogContent, CatalogRef } from './store.js';
 
@@ -84,8 +84,8 @@ export interface ImageFetchRequest {
   image: string;
   /** The field that names it, for messages (`spec.image`, `spec.source.image.ref`). */
   field: string;
-  /** The pull Secrets to read, where they are, and how messages name each (default `spec.secrets[i]`). */
-  secrets: { namespace: string; names: readonly string[]; field?: (index: number) => string };
+  /** The pull Secrets to read, where they are, and how they are read (registry-access.ts). */
+  secrets: { namespace: string; names: readonly string[] } & SecretOptions;
   /** Whose spool folder the image is extracted into. */
   catalog: CatalogRef;
 }
@@ -133,7 +133,8 @@ export async function fetchCatalogImage(
       address,
     };
   }
-  const opened = await deps.access.clientFor(req.secrets.namespace, req.secrets.names, req.secrets.field);
+  const { namespace, names, ...secretOptions } = req.secrets;
+  const opened = await deps.access.clientFor(namespace, names, secretOptions);
   if (!opened.ok)
     return {
       ok: false,

@@ -32,19 +32,25 @@ export type PullSecretRead =
 /** Reads one Secret; an error the API server did not answer with is thrown. */
 export type PullSecretReader = (namespace: string, name: string) => Promise<PullSecretRead>;
 
+export interface SecretOptions {
+  /** How messages name the i-th Secret (default `spec.secrets[i]`). */
+  field?: (index: number) => string;
+  /**
+   * A Secret that does not exist is no credentials rather than an error: the manager's global
+   * pull Secret, which catalogd too pulls without until it is there.
+   */
+  missingIsAnonymous?: boolean;
+}
+
 export type OpenedClient = { ok: true; client: RegistryClient } | { ok: false; message: string };
 
 export interface RegistryAccess {
   /**
    * A client carrying the credentials of the pull Secrets `secrets` names in `namespace` (the
    * caller closes it), or why there is none: a Secret that is missing, unreadable, of another
-   * type or malformed, named with the field that names it (`spec.secrets[0]` unless `field` says).
+   * type or malformed, named with the field that names it (`spec.secrets[0]` unless `opts` says).
    */
-  clientFor(
-    namespace: string,
-    secrets: readonly string[],
-    field?: (index: number) => string,
-  ): Promise<OpenedClient>;
+  clientFor(namespace: string, secrets: readonly string[], opts?: SecretOptions): Promise<OpenedClient>;
 }
 
 export function registryAccess(deps: {
@@ -55,11 +61,13 @@ export function registryAccess(deps: {
 }): RegistryAccess {
   const newClient = deps.newClient ?? ((opts) => new RegistryClient(opts));
   return {
-    async clientFor(namespace, secrets, fieldOf = (i) => `spec.secrets[${i}]`) {
+    async clientFor(namespace, secrets, opts = {}) {
+      const fieldOf = opts.field ?? ((i) => `spec.secrets[${i}]`);
       const stores: CredentialStore[] = [];
       for (const [i, name] of secrets.entries()) {
         const field = fieldOf(i);
         const got = await deps.readSecret(namespace, name);
+        if (!got.ok && got.notFound && opts.missingIsAnonymous) continue;
         if (!got.ok) {
           // A Secret the user named but Bosun cannot read is an error, not an anonymous pull:
           // the pull would fail for an unrelated-looking reason (401) or, worse, succeed from a
