@@ -92,6 +92,23 @@ export interface ClusterCatalogStatus {
 
 export type ClusterCatalog = OlmV1Object<'ClusterCatalog', ClusterCatalogSpec, ClusterCatalogStatus>;
 
+/** A ClusterCatalog's condition types (operator-controller v1.2.0's api/v1/common_types.go). */
+export const ClusterCatalogConditionType = { Serving: 'Serving', Progressing: 'Progressing' } as const;
+export type ClusterCatalogConditionType =
+  (typeof ClusterCatalogConditionType)[keyof typeof ClusterCatalogConditionType];
+
+/** The reasons v1 gives those conditions: Progressing's, then Serving's. */
+export const ClusterCatalogConditionReason = {
+  Succeeded: 'Succeeded',
+  Retrying: 'Retrying',
+  Blocked: 'Blocked',
+  Available: 'Available',
+  Unavailable: 'Unavailable',
+  UserSpecifiedUnavailable: 'UserSpecifiedUnavailable',
+} as const;
+export type ClusterCatalogConditionReason =
+  (typeof ClusterCatalogConditionReason)[keyof typeof ClusterCatalogConditionReason];
+
 // ---------------------------------------------------------------------------------------------
 // ClusterExtension
 

@@ -15,6 +15,7 @@ import type {
   OperatorGroup,
   Subscription,
 } from '../apis/operators.js';
+import type { ClusterCatalog } from '../apis/olmv1.js';
 import type { ClusterRole } from '../install/provided-api-roles.js';
 import type { Applier } from '../kube/apply.js';
 import type { KubeClient } from '../kube/client.js';
@@ -24,6 +25,7 @@ import type { Informer } from '../kube/informer.js';
 import type { SchemaSource } from '../kube/schemas.js';
 import type { Reconcile } from '../kube/workqueue.js';
 import type { BundleContent } from '../catalog/content/bundles.js';
+import type { ClusterCatalogContent } from '../catalog/content/cluster-catalogs.js';
 import type { CatalogFetchers } from '../catalog/content/fetcher.js';
 import type { CatalogStore } from '../catalog/content/store.js';
 
@@ -87,6 +89,8 @@ export interface Informers {
   roles: Informer<ObjectMetadata>;
   roleBindings: Informer<ObjectMetadata>;
   clusterRoleBindings: Informer<ObjectMetadata>;
+  /** OLM v1's ClusterCatalogs (cluster-scoped). */
+  clusterCatalogs: Informer<ClusterCatalog>;
 }
 
 /**
@@ -115,6 +119,8 @@ export interface Ports {
   catalogs: CatalogStore;
   /** What reads each kind of CatalogSource's content. */
   catalogFetchers: CatalogFetchers;
+  /** OLM v1's ClusterCatalogs' images, read and served over catalogd's HTTP API. */
+  clusterCatalogContent: ClusterCatalogContent;
   /** Bundles' manifests, as an install reads them. */
   bundles: BundleContent;
   /** Catalogs in this namespace are visible from every namespace (OLM's global catalog namespace). */

@@ -60,9 +60,20 @@ import { formatProblem } from '../util/result.js';
 import { parseYamlOne } from '../bundle/yaml.js';
 import { slimCRD, slimCSV, slimInstallPlan, withoutBookkeeping } from '../controllers/cache-transforms.js';
 import { catalogSourceController } from '../controllers/catalogsource.js';
+import { clusterCatalogController } from '../controllers/clustercatalog.js';
+import { type ClusterCatalog, V1Resources } from '../apis/olmv1.js';
+import { clusterCatalogContent } from '../catalog/content/cluster-catalogs.js';
+import { servedCatalogs } from '../catalog/content/served.js';
+import { catalogdHandler } from '../server/catalogd.js';
+import { catalogBaseUrl } from '../server/catalogd-request.js';
 import { configMapReader } from '../controllers/catalogsource-configmaps.js';
 import { pullSecretReader } from '../controllers/catalogsource-secrets.js';
-import { bundleCacheBytes, registryTransport } from './registry-settings.js';
+import {
+  bundleCacheBytes,
+  globalPullSecretOf,
+  registryTransport,
+  type SecretRef,
+} from './registry-settings.js';
 import type { TransportOptions } from '../oci/transport.js';
 import {
   type ClusterRole,
@@ -97,6 +108,7 @@ export { DefaultGlobalNamespace, DefaultMetricsAddress };
 /** Every controller the manager runs, in start order. */
 export const controllers: readonly Controller[] = [
   catalogSourceController,
+  clusterCatalogController,
   subscriptionController,
   installPlanController,
   csvController,
@@ -158,6 +170,16 @@ export interface ManagerOptions {
    */
   drainMs?: number;
   clock?: Clock;
+  /**
+   * Where ClusterCatalogs' catalogd API is reached (`status.urls.base` is this, `/catalogs/` and
+   * the name), e.g. `http://bosun.olm.svc:8080` in a cluster; default: the HTTP server's own URL.
+   */
+  catalogdUrl?: string;
+  /**
+   * The pull Secret ClusterCatalog images are pulled with (catalogd's `--global-pull-secret`);
+   * default: BOSUN_GLOBAL_PULL_SECRET (`namespace/name`), else none.
+   */
+  globalPullSecret?: SecretRef;
 }
 
 export interface RunningManager {
@@ -255,6 +277,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
         managedSelector,
         metadataOnly,
       ),
+      clusterCatalogs: informer<ClusterCatalog>(V1Resources.ClusterCatalog),
     };
     const all = Object.values(informers) as Informer<KubeObject>[];
     stopping.push(() => Promise.all(all.map((i) => i.stop())).then(() => undefined));
@@ -284,6 +307,21 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
       grpc: grpcFetcher({ spool: catalogSpool }),
       image: imageFetcher({ spool: catalogSpool, access: registries }),
     };
+    // OLM v1's ClusterCatalogs: the same image fetch, served over catalogd's HTTP API by the HTTP
+    // server below (whose URL is known once it listens, before any reconcile runs).
+    let serverUrl: string | undefined;
+    const served = servedCatalogs({ remove: (file) => catalogSpool.remove(file) });
+    const pullSecret = opts.globalPullSecret ?? globalPullSecretOf(opts.env ?? process.env);
+    const clusterCatalogs = clusterCatalogContent({
+      spool: catalogSpool,
+      access: registries,
+      served,
+      ...(pullSecret ? { globalPullSecret: pullSecret } : {}),
+      baseUrl: (name) => {
+        const root = opts.catalogdUrl ?? serverUrl;
+        return root === undefined ? undefined : catalogBaseUrl(root, name);
+      },
+    });
     // Each reconcile runs with its own child logger; `ctx.log` reads it from here.
     const reconcileLog = new AsyncLocalStorage<Logger>();
     const schemas = new SchemaSource({ client, crds: () => informers.crds.list(), clock });
@@ -316,6 +354,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
         informers,
         catalogs,
         catalogFetchers,
+        clusterCatalogContent: clusterCatalogs,
         bundles: catalogBundleContent(catalogs, bundleImages),
         globalNamespace,
         metrics,
@@ -359,7 +398,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     // write (status, Events): those writes are the leader's.
     const standbyQueues = election
       ? controllerSet(
-          running.filter((c) => c === catalogSourceController),
+          running.filter((c) => c === catalogSourceController || c === clusterCatalogController),
           contextWriting(client.guarded(refuseWrites('a standby manager does not write to the cluster'))),
           true,
         )
@@ -425,10 +464,12 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
         ...(election ? { role: () => (election.isLeader() ? 'leader' : 'standby') } : {}),
         ...(opts.routes ? { routes: opts.routes } : {}),
         web: webCatalog(web, undefined, webAccess({ reviewer, globalNamespace: ctx.globalNamespace, log })),
+        catalogd: catalogdHandler({ catalogs: served }),
         hostnames: opts.webHosts ?? [],
         log,
       });
       stopping.push(() => server?.close());
+      serverUrl = server.url;
       log.info({ url: server.url }, 'serving the web catalog at /, and /healthz, /readyz and /metrics');
     }
 

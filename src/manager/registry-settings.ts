@@ -8,6 +8,8 @@
  *   be reached over plain HTTP, after HTTPS is tried. A loopback registry (127.0.0.1, ::1,
  *   localhost) is that already.
  * - `BOSUN_BUNDLE_IMAGE_CACHE_MIB`: the bound of the on-disk cache of unpacked bundle images.
+ * - `BOSUN_GLOBAL_PULL_SECRET`: `namespace/name` of the pull Secret OLM v1 ClusterCatalogs' images
+ *   are pulled with (catalogd's `--global-pull-secret`; `bosun operator run --global-pull-secret`).
  * A setting that does not parse stops the manager at start, naming the variable and the value.
  */
 import { readFile } from 'node:fs/promises';
@@ -18,6 +20,7 @@ export const RegistryEnv = {
   CaFiles: 'BOSUN_REGISTRY_CA_FILES',
   Insecure: 'BOSUN_INSECURE_REGISTRIES',
   BundleCacheMiB: 'BOSUN_BUNDLE_IMAGE_CACHE_MIB',
+  GlobalPullSecret: 'BOSUN_GLOBAL_PULL_SECRET',
 } as const;
 
 /**
@@ -68,4 +71,26 @@ export function bundleCacheBytes(env: NodeJS.ProcessEnv = process.env): number {
   if (!Number.isSafeInteger(mib) || mib < 1)
     throw new UserError(`${RegistryEnv.BundleCacheMiB}: "${text}" is not a whole number of MiB, 1 or more`);
   return mib * 1024 * 1024;
+}
+
+/** A pull Secret by namespace and name. */
+export interface SecretRef {
+  namespace: string;
+  name: string;
+}
+
+/**
+ * The global pull Secret BOSUN_GLOBAL_PULL_SECRET names (`namespace/name`), if any; a value that
+ * is not one is an error naming `what` (the variable, or the flag that gave it).
+ */
+export function globalPullSecretOf(
+  env: NodeJS.ProcessEnv,
+  what: string = RegistryEnv.GlobalPullSecret,
+): SecretRef | undefined {
+  const text = env[RegistryEnv.GlobalPullSecret]?.trim();
+  if (!text) return undefined;
+  const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(text);
+  if (!m || text.length > 63 + 1 + 253)
+    throw new UserError(`${what}: "${text}" is not a Secret's namespace/name (e.g. olm/pull-secret)`);
+  return { namespace: m[1]!, name: m[3]! };
 }

@@ -4,6 +4,7 @@ import {
   DefaultMetricsAddress,
 } from '../../manager/defaults.js';
 import type { Logger } from 'pino';
+import { globalPullSecretOf, type SecretRef } from '../../manager/registry-settings.js';
 import { UserError } from '../../util/errors.js';
 import { createLogger, defaultLogFormat, type LogFormat, LogLevels } from '../../util/log.js';
 import { bool, type Command, type CommandContext, str, type Values } from '../command.js';
@@ -51,6 +52,18 @@ export const managerOptions = {
     description:
       'Serve the PackageManifest API (kubectl get packagemanifests) here, registered with the API server, which must reach this address: an IPv4 address of this host, or 0.0.0.0 for every interface (the API server then dials the first non-loopback IPv4 address); not loopback, which the API server cannot reach; port 0: any free port',
   },
+  'catalogd-url': {
+    type: 'string',
+    valueName: 'URL',
+    description:
+      "Where OLM v1 clients reach the catalogd API this manager serves for ClusterCatalogs (their status.urls.base is this URL, /catalogs/ and the name), e.g. http://bosun.olm.svc:8080 (default: the --metrics-addr server's own address)",
+  },
+  'global-pull-secret': {
+    type: 'string',
+    valueName: 'NS/NAME',
+    description:
+      "The pull Secret (kubernetes.io/dockerconfigjson) ClusterCatalog images are pulled with, as catalogd's --global-pull-secret (default: BOSUN_GLOBAL_PULL_SECRET, else none)",
+  },
   'log-level': {
     type: 'string',
     valueName: 'LEVEL',
@@ -64,6 +77,19 @@ export const managerOptions = {
       'text (one readable line per record) or json (JSON lines); default: text on a terminal, else json',
   },
 } as const;
+
+/** --catalogd-url and --global-pull-secret, checked before the manager starts. */
+function catalogdOptions(values: Values): { catalogdUrl?: string; globalPullSecret?: SecretRef } {
+  const url = str(values, 'catalogd-url');
+  if (url !== undefined && !/^https?:\/\/[^/?#]+(\/[^?#]*)?$/.test(url))
+    throw new UserError(`--catalogd-url: "${url}" is not an http(s) URL like http://bosun.olm.svc:8080`);
+  const secret = str(values, 'global-pull-secret');
+  const globalPullSecret =
+    secret === undefined
+      ? undefined
+      : globalPullSecretOf({ BOSUN_GLOBAL_PULL_SECRET: secret }, '--global-pull-secret');
+  return { ...(url ? { catalogdUrl: url } : {}), ...(globalPullSecret ? { globalPullSecret } : {}) };
+}
 
 /** The names of --web-hosts. */
 export function webHosts(values: Values): string[] {
@@ -133,6 +159,7 @@ const runCommand: Command = {
       packageApiAddr: str(values, 'package-api-addr'),
       ...packageApiServiceOption(values),
       webHosts: webHosts(values),
+      ...catalogdOptions(values),
       logger,
       ...(leaderElection ? { leaderElection } : {}),
     });

@@ -1,0 +1,371 @@
+/**
+ * OLM v1's ClusterCatalog on a running manager, with catalog images pushed to a real registry
+ * (Debian's docker-registry on 127.0.0.1, test/support/registry.ts): the catalog becomes Serving
+ * with the status v1.2.0's catalogd writes (conditions, resolvedSource, urls.base, lastUnpacked),
+ * and catalogd's HTTP API at `urls.base` answers `/api/v1/all` and `/api/v1/metas` with the
+ * image's documents; a new digest pushed under the tag is read at the next poll and lastUnpacked
+ * moves, while the same content under another reference leaves it; an image that cannot be
+ * pulled leaves the last good content served and says why in Progressing; availabilityMode
+ * Unavailable and deletion stop serving. A private registry's catalog is pulled with the
+ * manager's global pull Secret once that exists (and without it before). And the 2021 corpus as one catalog image through
+ * `/api/v1/all` (with BOSUN_CORPUS_DIR).
+ */
+import { randomBytes } from 'node:crypto';
+import { get as httpGet } from 'node:http';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Condition, KubeObject, ResourceType } from '../../../src/apis/meta.js';
+import { credentialsFromDockerConfig } from '../../../src/oci/auth.js';
+import { type ClusterCatalog, V1Resources } from '../../../src/apis/olmv1.js';
+import { buildCatalogImage, readCatalogFiles } from '../../../src/catalog/image.js';
+import { loadCatalog } from '../../../src/catalog/load.js';
+import { parseYamlStream } from '../../../src/bundle/yaml.js';
+import { type RunningManager, startManager } from '../../../src/manager/manager.js';
+import { pushImage } from '../../../src/oci/build.js';
+import { RegistryClient } from '../../../src/oci/client.js';
+import { parseReference } from '../../../src/oci/reference.js';
+import { formatHttpDate } from '../../../src/server/catalogd-request.js';
+import type { FileMap } from '../../../src/util/tar-write.js';
+import { importedCorpus } from '../../support/corpus-import.js';
+import { registryAvailable, startRegistry, type TestRegistry } from '../../support/registry.js';
+import { eventually } from '../support.js';
+import { imageOnlyCatalog, pushCatalog, pushSampleBundles, sampleCatalog } from './image-catalogs.js';
+import { create, get, mergePatch, remove } from './support.js';
+
+const missing = await registryAvailable();
+if (missing) console.warn(`the ClusterCatalog tests are skipped: ${missing}`);
+
+let manager: RunningManager;
+let registry: TestRegistry;
+let push: RegistryClient;
+let bundleImages: Map<string, string>;
+const globalPullSecret = `bosun-global-pull-${randomBytes(3).toString('hex')}`;
+
+beforeAll(async () => {
+  if (missing) return;
+  registry = await startRegistry({ kind: 'plain' });
+  push = new RegistryClient();
+  bundleImages = await pushSampleBundles(push, registry.host);
+  // The global pull Secret is made by the test that needs it: until then, pulls go without one.
+  manager = await startManager({
+    kubeconfig: inject('kubeconfig'),
+    installCrds: true,
+    metricsAddr: '127.0.0.1:0',
+    logger: pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' }),
+    globalPullSecret: { namespace: 'default', name: globalPullSecret },
+  });
+});
+afterAll(async () => {
+  await manager?.stop();
+  await push?.close();
+});
+
+const CC = V1Resources.ClusterCatalog;
+const Secret: ResourceType = {
+  group: '',
+  version: 'v1',
+  kind: 'Secret',
+  plural: 'secrets',
+  namespaced: true,
+};
+
+function clusterCatalog(name: string, image: ClusterCatalog['spec']['source']['image']): ClusterCatalog {
+  return {
+    apiVersion: 'olm.operatorframework.io/v1',
+    kind: 'ClusterCatalog',
+    metadata: { name },
+    spec: { source: { type: 'Image', image: image! } },
+  };
+}
+
+const condition = (cc: ClusterCatalog | undefined, type: string): Condition | undefined =>
+  cc?.status?.conditions?.find((c) => c.type === type);
+
+function catalogWhen(name: string, test: (cc: ClusterCatalog) => boolean, what: string, timeoutMs = 60_000) {
+  return eventually(
+    what,
+    async () => {
+      const cc = await get<ClusterCatalog>(CC, '', name);
+      return cc && test(cc) ? cc : undefined;
+    },
+    timeoutMs,
+  );
+}
+
+/** Every document of the catalog files, in the order catalogd walks them (by path). */
+function documentsOf(files: FileMap): unknown[] {
+  return [...files.keys()].sort().flatMap((path) => {
+    const parsed = parseYamlStream(Buffer.from(files.get(path)!).toString('utf8'), path);
+    if (!parsed.ok) throw new Error(parsed.problem.message);
+    return parsed.docs.map((d) => d.value);
+  });
+}
+
+const jsonLines = (text: string): unknown[] =>
+  text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as unknown);
+
+/** How many bytes a GET's body takes on the wire (compressed, if the server compresses it). */
+function bytesOnTheWire(url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    httpGet(url, { headers }, (res) => {
+      let n = 0;
+      res.on('data', (c: Buffer) => (n += c.length));
+      res.on('end', () => resolve(n));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
+const isSample01 = (b: string) => b === 'bosun-sample.v0.1.0' || b === 'bosun-sample.v0.1.1';
+
+describe.skipIf(missing !== undefined)('a ClusterCatalog', () => {
+  it('serves its image over catalogd’s API with v1’s status, reads a new digest at the next poll, keeps the last good content when the image cannot be pulled, and stops serving when Unavailable or deleted', async () => {
+    const config = await sampleCatalog();
+    const image = (b: string) => bundleImages.get(b)!;
+    const name = `samples-${randomBytes(3).toString('hex')}`;
+    const repo = `${registry.host}/catalogs/${name}`;
+    const firstFiles = imageOnlyCatalog(config, image, isSample01);
+    const first = await pushCatalog(push, `${repo}:latest`, firstFiles);
+    await create(CC, '', clusterCatalog(name, { ref: `${repo}:latest`, pollIntervalMinutes: 1 }));
+
+    const serving = await catalogWhen(
+      name,
+      (cc) => condition(cc, 'Serving')?.status === 'True',
+      'the ClusterCatalog to be Serving',
+    );
+    const base = `${manager.url}/catalogs/${name}`;
+    expect(serving.status).toEqual({
+      conditions: [
+        expect.objectContaining({
+          type: 'Progressing',
+          status: 'True',
+          reason: 'Succeeded',
+          message: 'Successfully unpacked and stored content from resolved source',
+          observedGeneration: 1,
+        }),
+        expect.objectContaining({
+          type: 'Serving',
+          status: 'True',
+          reason: 'Available',
+          message: 'Serving desired content from resolved source',
+          observedGeneration: 1,
+        }),
+      ],
+      resolvedSource: { type: 'Image', image: { ref: `${repo}@${first}` } },
+      urls: { base },
+      lastUnpacked: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+    });
+    const firstUnpacked = serving.status!.lastUnpacked!;
+
+    // /api/v1/all: every document of the image, in order, as JSON Lines, dated lastUnpacked.
+    const all = await fetch(`${base}/api/v1/all`);
+    expect(all.status).toBe(200);
+    expect(all.headers.get('content-type')).toBe('application/jsonl');
+    expect(all.headers.get('last-modified')).toBe(formatHttpDate(Date.parse(firstUnpacked)));
+    expect(jsonLines(await all.text())).toEqual(documentsOf(firstFiles));
+    const unchanged = await fetch(`${base}/api/v1/all`, {
+      headers: { 'If-Modified-Since': all.headers.get('last-modified')! },
+    });
+    expect(unchanged.status).toBe(304);
+    // /api/v1/metas: the documents matching every parameter.
+    const metas = async (query: string) =>
+      jsonLines(await (await fetch(`${base}/api/v1/metas?${query}`)).text());
+    expect(await metas('schema=olm.package')).toEqual([expect.objectContaining({ name: 'bosun-sample' })]);
+    expect(await metas('schema=olm.bundle&name=bosun-sample.v0.1.1')).toEqual([
+      expect.objectContaining({ name: 'bosun-sample.v0.1.1', image: image('bosun-sample.v0.1.1') }),
+    ]);
+    expect((await fetch(`${base}/api/v1/metas?version=1`)).status).toBe(400);
+    expect((await fetch(`${manager.url}/catalogs/${name}x/api/v1/all`)).status).toBe(404);
+
+    // A new catalog pushed under the tag is read at the next poll (a minute), and lastUnpacked moves.
+    const secondFiles = imageOnlyCatalog(config, image);
+    const second = await pushCatalog(push, `${repo}:latest`, secondFiles);
+    const polled = await catalogWhen(
+      name,
+      (cc) => cc.status?.resolvedSource?.image.ref === `${repo}@${second}`,
+      'the poll to read the new digest',
+      150_000,
+    );
+    const secondUnpacked = polled.status!.lastUnpacked!;
+    expect(Date.parse(secondUnpacked)).toBeGreaterThan(Date.parse(firstUnpacked));
+    expect(jsonLines(await (await fetch(`${base}/api/v1/all`)).text())).toEqual(documentsOf(secondFiles));
+
+    // The same content by its digest (no polling then): nothing changed, lastUnpacked stays.
+    await mergePatch(CC, '', name, {
+      spec: { source: { image: { ref: `${repo}@${second}`, pollIntervalMinutes: null } } },
+    });
+    const pinned = await catalogWhen(
+      name,
+      (cc) => condition(cc, 'Progressing')?.observedGeneration === 2,
+      'the digest reference to be read',
+    );
+    expect(pinned.status?.lastUnpacked).toBe(secondUnpacked);
+    expect(condition(pinned, 'Serving')).toMatchObject({ status: 'True', observedGeneration: 2 });
+
+    // An image that cannot be pulled: Progressing says why, the last good content is served.
+    const gone = `${registry.host}/catalogs/never-pushed-${name}:v1`;
+    await mergePatch(CC, '', name, { spec: { source: { image: { ref: gone } } } });
+    const failing = await catalogWhen(
+      name,
+      (cc) => condition(cc, 'Progressing')?.reason === 'Retrying',
+      'Progressing to say the image cannot be pulled',
+    );
+    expect(condition(failing, 'Progressing')).toMatchObject({
+      status: 'True',
+      observedGeneration: 3,
+      message: expect.stringMatching(new RegExp(`^source catalog content: image .*never-pushed-${name}`)),
+    });
+    expect(condition(failing, 'Serving')).toMatchObject({ status: 'True', reason: 'Available' });
+    expect(failing.status?.resolvedSource?.image.ref).toBe(`${repo}@${second}`);
+    expect(failing.status?.lastUnpacked).toBe(secondUnpacked);
+    expect(jsonLines(await (await fetch(`${base}/api/v1/all`)).text())).toEqual(documentsOf(secondFiles));
+
+    // Unavailable: not served, and the status says the user asked for it.
+    await mergePatch(CC, '', name, { spec: { availabilityMode: 'Unavailable' } });
+    const off = await catalogWhen(
+      name,
+      (cc) => condition(cc, 'Serving')?.reason === 'UserSpecifiedUnavailable',
+      'Serving to be UserSpecifiedUnavailable',
+    );
+    expect(off.status?.urls).toBeUndefined();
+    expect(off.status?.resolvedSource).toBeUndefined();
+    expect(condition(off, 'Progressing')).toMatchObject({ status: 'True', reason: 'Succeeded' });
+    expect((await fetch(`${base}/api/v1/all`)).status).toBe(404);
+
+    // Available again from the tag, then deleted: served, then not.
+    await mergePatch(CC, '', name, {
+      spec: { availabilityMode: 'Available', source: { image: { ref: `${repo}:latest` } } },
+    });
+    await catalogWhen(name, (cc) => condition(cc, 'Serving')?.status === 'True', 'Serving again');
+    expect((await fetch(`${base}/api/v1/all`)).status).toBe(200);
+    await remove(CC, '', name);
+    await eventually('the deleted catalog to be served no more', async () =>
+      (await fetch(`${base}/api/v1/all`)).status === 404 ? true : undefined,
+    );
+  }, 300_000);
+});
+
+describe.skipIf(missing !== undefined)('a ClusterCatalog at a registry that asks for credentials', () => {
+  it('is pulled without credentials while the global pull Secret does not exist (Progressing says the registry refused), and with it once it does', async () => {
+    const auth = await startRegistry({ kind: 'basic', username: 'alice', password: 's3cret' });
+    const dockerConfig = JSON.stringify({
+      auths: { [auth.host]: { auth: Buffer.from('alice:s3cret').toString('base64') } },
+    });
+    const alice = new RegistryClient({ credentials: credentialsFromDockerConfig(dockerConfig, 'test') });
+    try {
+      const files = imageOnlyCatalog(await sampleCatalog(), (b) => bundleImages.get(b)!);
+      const digest = await pushCatalog(alice, `${auth.host}/catalogs/private:v1`, files);
+      const name = `private-${randomBytes(3).toString('hex')}`;
+      await create(CC, '', clusterCatalog(name, { ref: `${auth.host}/catalogs/private:v1` }));
+      const refused = await catalogWhen(
+        name,
+        (cc) => condition(cc, 'Progressing')?.reason === 'Retrying',
+        'the pull without credentials to be refused',
+      );
+      expect(condition(refused, 'Progressing')?.message).toMatch(
+        new RegExp(
+          `^source catalog content: image ${auth.host}/catalogs/private:v1: .*(401|unauthorized|credentials)`,
+          'i',
+        ),
+      );
+      expect(condition(refused, 'Serving')).toBeUndefined();
+
+      await create(Secret, 'default', {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: globalPullSecret },
+        type: 'kubernetes.io/dockerconfigjson',
+        data: { '.dockerconfigjson': Buffer.from(dockerConfig).toString('base64') },
+      } as KubeObject);
+      const served = await catalogWhen(
+        name,
+        (cc) => condition(cc, 'Serving')?.status === 'True',
+        'the catalog to be pulled with the global pull Secret',
+      );
+      expect(served.status?.resolvedSource?.image.ref).toBe(`${auth.host}/catalogs/private@${digest}`);
+      expect(jsonLines(await (await fetch(`${served.status!.urls!.base}/api/v1/all`)).text())).toEqual(
+        documentsOf(files),
+      );
+      await remove(CC, '', name);
+    } finally {
+      await remove(Secret, 'default', globalPullSecret);
+      await alice.close();
+    }
+  }, 180_000);
+});
+
+describe.skipIf(missing !== undefined)('the 2021 OperatorHub corpus as a ClusterCatalog', () => {
+  it('is Serving, and /api/v1/all streams every document the import wrote', async (ctx) => {
+    const corpus = process.env.BOSUN_CORPUS_DIR;
+    if (!corpus) {
+      console.warn('the corpus ClusterCatalog test is skipped: BOSUN_CORPUS_DIR is not set');
+      ctx.skip();
+    }
+    const { dir, ...imported } = await importedCorpus(corpus!);
+    expect(imported.code, imported.stderr.slice(-2000)).toBe(0);
+    const files = await readCatalogFiles(dir);
+    if (!files.ok) throw new Error(JSON.stringify(files.errors.slice(0, 3)));
+    const tag = `${registry.host}/catalogs/corpus-v1:2021`;
+    const digest = await pushImage(push, parseReference(tag), buildCatalogImage(files.value));
+    const local = await loadCatalog(dir);
+    if (!local.ok) throw new Error(JSON.stringify(local.errors.slice(0, 3)));
+    const name = `corpus-${randomBytes(3).toString('hex')}`;
+    const started = Date.now();
+    await create(CC, '', clusterCatalog(name, { ref: tag }));
+    const cc = await catalogWhen(
+      name,
+      (c) => condition(c, 'Serving')?.status === 'True' || condition(c, 'Progressing')?.reason === 'Retrying',
+      'the corpus ClusterCatalog to be Serving',
+      600_000,
+    );
+    expect(condition(cc, 'Progressing')?.message).toBe(
+      'Successfully unpacked and stored content from resolved source',
+    );
+    expect(cc.status?.resolvedSource?.image.ref).toBe(`${registry.host}/catalogs/corpus-v1@${digest}`);
+    const servingAfter = Date.now() - started;
+
+    // Read as a stream, line by line: counted by schema, never held whole.
+    const res = await fetch(`${cc.status!.urls!.base}/api/v1/all`);
+    expect(res.status).toBe(200);
+    const counts = new Map<string, number>();
+    let rest = '';
+    const decoder = new TextDecoder();
+    for await (const chunk of res.body!) {
+      const text = rest + decoder.decode(chunk, { stream: true });
+      const lines = text.split('\n');
+      rest = lines.pop()!;
+      for (const line of lines) {
+        const schema = (JSON.parse(line) as { schema: string }).schema;
+        counts.set(schema, (counts.get(schema) ?? 0) + 1);
+      }
+    }
+    expect(rest).toBe('');
+    const cfg = local.value;
+    expect(Object.fromEntries(counts)).toEqual({
+      'olm.package': cfg.packages.length,
+      'olm.channel': cfg.channels.length,
+      'olm.bundle': cfg.bundles.length,
+      ...(cfg.deprecations.length ? { 'olm.deprecations': cfg.deprecations.length } : {}),
+      ...Object.fromEntries(
+        [...new Set(cfg.others.map((o) => o.schema))].map((s) => [
+          s,
+          cfg.others.filter((o) => o.schema === s).length,
+        ]),
+      ),
+    });
+    const head = await fetch(`${cc.status!.urls!.base}/api/v1/all`, {
+      method: 'HEAD',
+      headers: { 'Accept-Encoding': 'identity' },
+    });
+    const gzipped = await bytesOnTheWire(`${cc.status!.urls!.base}/api/v1/all`, {
+      'Accept-Encoding': 'gzip',
+    });
+    console.info(
+      `corpus ClusterCatalog: ${cfg.packages.length} packages, ${cfg.bundles.length} bundles; Serving ${servingAfter} ms after it was created; /api/v1/all ${head.headers.get('content-length')} bytes, ${gzipped} gzipped`,
+    );
+    await remove(CC, '', name);
+  }, 900_000);
+});
