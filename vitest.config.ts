@@ -20,6 +20,8 @@ export default defineConfig({
           include: ['test/integration/**/*.test.ts', 'test/e2e/**/*.test.ts'],
           // One control plane for the whole run, started (and built on first use) here.
           globalSetup: ['test/support/runtime-setup.ts', 'test/integration/global-setup.ts'],
+          // Each file's fresh worker loads the same node_modules again: compiled once, then from Node's cache.
+          setupFiles: ['test/support/compile-cache.ts'],
           // Files run one after another: each may run its own Bosun manager, and two managers
           // reconciling the same cluster at once would fight over the same objects.
           fileParallelism: false,
