@@ -13,7 +13,7 @@ import { type ClusterState, down, up } from '../../src/cluster/controlplane.js';
 import { collectionPath, KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
 import { isAlreadyExists } from '../../src/kube/errors.js';
-import { ManagerAllocatorEnv } from '../../src/manager/defaults.js';
+import { ManagerAllocatorEnv, ManagerHeapFlags } from '../../src/manager/defaults.js';
 
 export { serveText } from '../support/serve.js';
 
@@ -116,8 +116,8 @@ export const coreResource = (plural: string) => ({
 
 /**
  * `bosun operator run` as a child process, compiled as users run it (built first, so it is
- * current), with the allocator setting it gives itself (src/cli/allocator.ts;
- * BOSUN_BENCH_MALLOC=default leaves glibc's defaults, for comparison).
+ * current), with the memory settings it gives itself (src/cli/allocator.ts;
+ * BOSUN_BENCH_MALLOC=default leaves glibc's and V8's defaults, for comparison).
  * BOSUN_BENCH_MANAGER_NODE_OPTIONS adds options for its node, e.g. `--cpu-prof` to profile it
  * (options node refuses in NODE_OPTIONS).
  */
@@ -183,10 +183,8 @@ export const benchAllocatorEnv = (): Record<string, string> =>
 /** How the manager's allocator was set, for a figure's inputs. */
 export const managerAllocator = () =>
   process.env.BOSUN_BENCH_MALLOC === 'default'
-    ? 'glibc defaults'
-    : Object.entries(ManagerAllocatorEnv)
-        .map(([k, v]) => `${k}=${v}`)
-        .join(' ');
+    ? 'glibc and V8 defaults'
+    : [...Object.entries(ManagerAllocatorEnv).map(([k, v]) => `${k}=${v}`), ...ManagerHeapFlags].join(' ');
 
 /**
  * A process's resident memory once it has settled: V8 gives back the heap a burst of requests

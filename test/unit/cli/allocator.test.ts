@@ -4,10 +4,10 @@ import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { allocatorRestartEnv } from '../../../src/cli/allocator.js';
-import { ManagerAllocatorEnv } from '../../../src/manager/defaults.js';
+import { allocatorRestart } from '../../../src/cli/allocator.js';
+import { ManagerAllocatorEnv, ManagerHeapFlags } from '../../../src/manager/defaults.js';
 
-describe("the manager's allocator setting", () => {
+describe("the manager's memory settings", () => {
   it.each([
     [['start'], true],
     [['operator', 'run', '--kubeconfig', 'k'], true],
@@ -16,21 +16,49 @@ describe("the manager's allocator setting", () => {
     [['catalog', 'serve', 'dir'], false],
     [['operator'], false],
     [[], false],
-  ])('bosun %j restarts with it: %s', (argv, restarts) => {
-    const env = allocatorRestartEnv(argv, { PATH: '/bin' }, 'linux');
-    expect(env !== undefined).toBe(restarts);
-    if (env) expect(env).toEqual({ PATH: '/bin', ...ManagerAllocatorEnv });
+  ])('bosun %j restarts with them: %s', (argv, restarts) => {
+    const restart = allocatorRestart(argv, { PATH: '/bin' }, ['--enable-source-maps'], 'linux');
+    expect(restart !== undefined).toBe(restarts);
+    if (restart) {
+      expect(restart.env).toEqual({ PATH: '/bin', ...ManagerAllocatorEnv });
+      // Ours first: an option of the same name given after it would win.
+      expect(restart.execArgv).toEqual([...ManagerHeapFlags, '--enable-source-maps']);
+    }
   });
 
-  it('is left alone where the user set it, asked for the defaults, or the platform has no glibc', () => {
-    expect(allocatorRestartEnv(['start'], { MALLOC_MMAP_THRESHOLD_: '65536' }, 'linux')).toBeUndefined();
-    expect(allocatorRestartEnv(['start'], { BOSUN_ALLOCATOR: 'default' }, 'linux')).toBeUndefined();
-    expect(allocatorRestartEnv(['start'], {}, 'darwin')).toBeUndefined();
+  it('keeps the allocator variable the user set, and still sets the heap', () => {
+    const restart = allocatorRestart(['start'], { MALLOC_MMAP_THRESHOLD_: '65536' }, [], 'linux');
+    expect(restart).toEqual({ env: { MALLOC_MMAP_THRESHOLD_: '65536' }, execArgv: [...ManagerHeapFlags] });
+  });
+
+  it.each([
+    ['on the command line', { MALLOC_MMAP_THRESHOLD_: '131072' }, ['--max-semi-space-size=8']],
+    ['with underscores', { MALLOC_MMAP_THRESHOLD_: '131072' }, ['--max_semi_space_size=8']],
+    [
+      'in NODE_OPTIONS',
+      { MALLOC_MMAP_THRESHOLD_: '131072', NODE_OPTIONS: '--x --max-semi-space-size=8' },
+      [],
+    ],
+  ])('keeps a young generation size the user gave %s', (_how, env, execArgv) => {
+    expect(allocatorRestart(['start'], env, execArgv, 'linux')).toBeUndefined();
+  });
+
+  it('sets only the heap where glibc is not the C library, and nothing when asked for the defaults', () => {
+    expect(allocatorRestart(['start'], {}, [], 'darwin')).toEqual({
+      env: {},
+      execArgv: [...ManagerHeapFlags],
+    });
+    expect(allocatorRestart(['start'], { BOSUN_ALLOCATOR: 'default' }, [], 'linux')).toBeUndefined();
+  });
+
+  it('restarts once: a process restarted with them does not restart again', () => {
+    const first = allocatorRestart(['operator', 'run'], { PATH: '/bin' }, [], 'linux')!;
+    expect(allocatorRestart(['operator', 'run'], first.env, first.execArgv, 'linux')).toBeUndefined();
   });
 });
 
 describe.runIf(process.platform === 'linux')('bosun operator run, as a process', () => {
-  it('runs with the allocator setting in its own environment, under the PID it was started with', async () => {
+  it('runs with the allocator setting in its own environment and the heap flags on its command line, under the PID it was started with', async () => {
     // An API server that accepts connections and never answers keeps the manager waiting at start.
     const held: Socket[] = [];
     const server = createServer((s) => held.push(s));
@@ -56,6 +84,8 @@ describe.runIf(process.platform === 'linux')('bosun operator run, as a process',
       while (held.length === 0) await new Promise((r) => setTimeout(r, 50));
       const environ = (await readFile(`/proc/${child.pid}/environ`, 'utf8')).split('\0');
       expect(environ).toContain('MALLOC_MMAP_THRESHOLD_=131072');
+      const cmdline = (await readFile(`/proc/${child.pid}/cmdline`, 'utf8')).split('\0');
+      expect(cmdline.slice(1, 1 + ManagerHeapFlags.length)).toEqual([...ManagerHeapFlags]);
     } finally {
       child.kill('SIGKILL');
       for (const s of held) s.destroy();
