@@ -11,9 +11,9 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../support/browser.js';
 import { LongText, writeLongTextCatalog } from '../support/long-text-catalog.js';
+import { importedCorpus } from '../support/corpus-import.js';
 import { tempDir } from '../support/temp-dir.js';
 import { eventually } from '../integration/support.js';
-import { runBosun } from '../unit/cli/run-bosun.js';
 import {
   bosunProcess,
   checkedPage,
@@ -223,8 +223,7 @@ if (!haveCorpus) {
 
 describe.skipIf(!haveCorpus)('the web catalog with the OperatorHub corpus (BOSUN_CORPUS_DIR)', () => {
   it('keeps every card`s content inside its card, screen by screen', { timeout: 600_000 }, async () => {
-    const dir = join(await tempDir('bosun-web-corpus-'), 'corpus');
-    const imported = await runBosun(['catalog', 'import', corpus!, dir, '--skip-invalid']);
+    const { dir, ...imported } = await importedCorpus(corpus!);
     expect(imported.code, imported.stderr).toBe(0);
     const served = bosunProcess(['catalog', 'serve', dir, '--addr', '127.0.0.1:0']);
     try {

@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { progressReporter } from '../../src/cli/progress.js';
 import { down, up } from '../../src/cluster/controlplane.js';
@@ -9,6 +12,8 @@ declare module 'vitest' {
     kubeconfig: string;
     /** Name of the local control plane started for this run (empty when an existing cluster is used). */
     clusterName: string;
+    /** A folder for the whole run, removed at its end: work shared by test files (test/support/corpus-import.ts). */
+    runDir: string;
   }
 }
 
@@ -19,11 +24,14 @@ declare module 'vitest' {
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
   // Tests start bosun processes from dist/ (test/support/bosun-process.ts): it must be the sources' build.
   await ensureBuilt((l) => process.stderr.write(`[build] ${l}\n`));
+  const runDir = await mkdtemp(join(tmpdir(), 'bosun-test-run-'));
+  project.provide('runDir', runDir);
+  const removeRunDir = () => rm(runDir, { recursive: true, force: true });
   const existing = process.env.BOSUN_TEST_KUBECONFIG;
   if (existing) {
     project.provide('kubeconfig', existing);
     project.provide('clusterName', '');
-    return undefined;
+    return removeRunDir;
   }
   const name = `test-${process.pid}`;
   const started = Date.now();
@@ -32,6 +40,9 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     name,
     onProgress: (l) => process.stderr.write(`[control plane] ${l}\n`),
     onBuildStatus: progress.build,
+  }).catch(async (err: unknown) => {
+    await removeRunDir();
+    throw err;
   });
   process.stderr.write(
     `[control plane] "${name}" ready in ${((Date.now() - started) / 1000).toFixed(1)} s at ${state.server}\n`,
@@ -40,5 +51,6 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   project.provide('clusterName', name);
   return async () => {
     await down({ name });
+    await removeRunDir();
   };
 }

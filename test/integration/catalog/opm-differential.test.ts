@@ -15,6 +15,7 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from 'vitest';
+import { importedCorpus } from '../../support/corpus-import.js';
 import { type GoProgram } from '../../support/go-tool.js';
 import { opmBinary, run } from '../../support/opm.js';
 import { repo, runBosun } from '../../unit/cli/run-bosun.js';
@@ -311,8 +312,7 @@ describe('catalog commands against opm v1.73.0', () => {
   it('the corpus import: opm validates it, and renders it to the very bytes Bosun does', async (ctx) => {
     const path = opmPath(ctx, 'the corpus import');
     const root = corpus(ctx, 'the corpus import');
-    const out = join(work, 'corpus-import');
-    const imported = await bosun('catalog', 'import', '--skip-invalid', root, out);
+    const { dir: out, ...imported } = await importedCorpus(root);
     expect(imported.code, imported.stderr.slice(-2000)).toBe(0);
     const theirs = await run(path, ['validate', out], work);
     expect(theirs.code, theirs.out.slice(-2000)).toBe(0);

@@ -38,6 +38,7 @@ import {
   stream,
   unary,
 } from '../../support/registry-grpc-servers.js';
+import { importedCorpus } from '../../support/corpus-import.js';
 import { tempDir } from '../../support/temp-dir.js';
 import { repo, runBosun } from '../../unit/cli/run-bosun.js';
 import { eventually } from '../support.js';
@@ -311,8 +312,7 @@ describe('catalogs read from opm serve over gRPC', () => {
         console.warn('the corpus over gRPC skipped: set BOSUN_CORPUS_DIR to the OperatorHub corpus');
         ctx.skip();
       }
-      const dir = join(await tempDir('bosun-grpc-corpus-'), 'catalog');
-      const imported = await runBosun(['catalog', 'import', '--skip-invalid', CORPUS!, dir]);
+      const { dir, ...imported } = await importedCorpus(CORPUS!);
       expect(imported.code, imported.stderr.slice(-2000)).toBe(0);
       const { config } = await sameAsRender(ctx, dir, 'the corpus import');
       expect(config.packages.length).toBeGreaterThan(180);

@@ -13,14 +13,11 @@
  * A bundle image that cannot be pulled, is not a bundle, is hostile, or is another operator's
  * fails its InstallPlan, naming the image and the cause.
  */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCatalogImage, readCatalogFiles } from '../../../src/catalog/image.js';
 import { loadCatalog } from '../../../src/catalog/load.js';
 import { pushImage } from '../../../src/oci/build.js';
-import { tempDir } from '../../support/temp-dir.js';
-import { capture } from '../../support/capture.js';
-import { main } from '../../../src/cli/main.js';
+import { importedCorpus } from '../../support/corpus-import.js';
 import type { KubeObject, ResourceType } from '../../../src/apis/meta.js';
 import type { CatalogSource, ClusterServiceVersion, InstallPlan } from '../../../src/apis/operators.js';
 import { CatalogImageLabel } from '../../../src/olm/image-kind.js';
@@ -539,10 +536,8 @@ describe.skipIf(missing !== undefined)('the 2021 OperatorHub corpus as one catal
       console.warn('the corpus catalog image test is skipped: BOSUN_CORPUS_DIR is not set');
       ctx.skip();
     }
-    const dir = join(await tempDir('bosun-corpus-image-'), 'catalog');
-    const c = capture();
-    const code = await main(['catalog', 'import', '--skip-invalid', corpus!, dir], c.ctx);
-    expect(code, c.stderr.slice(-2000)).toBe(0);
+    const { dir, ...imported } = await importedCorpus(corpus!);
+    expect(imported.code, imported.stderr.slice(-2000)).toBe(0);
     const files = await readCatalogFiles(dir);
     if (!files.ok) throw new Error(JSON.stringify(files.errors.slice(0, 3)));
     const tag = `${registry.host}/catalogs/corpus:2021`;
