@@ -8,7 +8,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { serveRequests } from '../util/workers.js';
-import { type ParsedPart, parsePart } from './load.js';
+import { type ParsedPart, parsePart, reusedBuffer } from './load.js';
 
 export interface FilePart {
   /** Names the part in messages (a ConfigMap key, a URL, an image's file). */
@@ -33,14 +33,14 @@ export interface LoadAnswer {
 }
 
 if (parentPort) {
+  // The parts this worker reads, one after another, are read into one buffer (see PartBuffers).
+  const buffers = reusedBuffer();
   serveRequests<LoadRequest, LoadAnswer>(parentPort, async (request) => ({
     answer: {
-      part: await parsePart({
-        file: request.file,
-        name: request.name,
-        base: request.base,
-        length: request.length,
-      }),
+      part: await parsePart(
+        { file: request.file, name: request.name, base: request.base, length: request.length },
+        buffers,
+      ),
     },
   }));
 }

@@ -97,9 +97,17 @@ export async function loadCatalog(dir: string): Promise<Result<DeclarativeConfig
  * refused as a problem of that catalog while the last good content stays.
  */
 export const LoadWorkerHeapMiB = 2048;
-const startLoadWorker = workerStarter(import.meta.url, 'load-worker', {
-  resourceLimits: { maxOldGenerationSizeMb: LoadWorkerHeapMiB },
-});
+/**
+ * Its young generation is small (2 × 2 MiB semi-spaces): a worker's heap is in the manager's
+ * memory, and what a parse allocates is garbage at once or documents sent back, so a young
+ * generation V8 grew to its default of 2 × 32 MiB held the parser's garbage resident.
+ */
+export const LoadWorkerYoungMiB = 6;
+export const LoadWorkerLimits = {
+  maxOldGenerationSizeMb: LoadWorkerHeapMiB,
+  maxYoungGenerationSizeMb: LoadWorkerYoungMiB,
+} as const;
+const startLoadWorker = workerStarter(import.meta.url, 'load-worker', { resourceLimits: LoadWorkerLimits });
 
 /** A file's size as listed (0 if it went away: reading it then says so). */
 function sizeOf(file: string): number {
@@ -232,19 +240,56 @@ export type ParsedPart =
  * Reads exactly one part's bytes (opened without following links) and parses them, leaving the
  * bundle objects' text in the file. In a load worker or in this thread.
  */
-export async function parsePart(part: PartOfFile): Promise<ParsedPart> {
-  const read = await readPart(part);
-  if (!read.ok) return read;
-  const { bytes, identity } = read;
-  const parsed = liftAndParse(bytes, part.name);
-  if (!parsed.ok) return parsed;
-  const stored = restoreFrom(bytes, parsed, { file: part.file, identity, base: part.base });
-  return { ok: true, docs: parsed.docs, stored };
+export async function parsePart(part: PartOfFile, buffers: PartBuffers = freshBuffers): Promise<ParsedPart> {
+  return buffers.lend(async (take) => {
+    const read = await readPart(part, take);
+    if (!read.ok) return read;
+    const { bytes, identity } = read;
+    // Everything kept from the bytes is copied out of them (strings, offsets), so the buffer can
+    // be lent again once this returns.
+    const parsed = liftAndParse(bytes, part.name);
+    if (!parsed.ok) return parsed;
+    const stored = restoreFrom(bytes, parsed, { file: part.file, identity, base: part.base });
+    return { ok: true, docs: parsed.docs, stored };
+  });
+}
+
+/**
+ * Where parsePart gets the buffer a part is read into. A load worker reads one part after
+ * another into one buffer (reusedBuffer): a fresh one per file stayed in its memory as garbage
+ * until a collection (20 MiB of buffers at once while the corpus catalog image was read).
+ */
+export interface PartBuffers {
+  /** Runs `use` with a function that gives a buffer of `size` bytes, valid until `use` settles. */
+  lend<T>(use: (take: (size: number) => Buffer) => Promise<T>): Promise<T>;
+}
+
+const freshBuffers: PartBuffers = { lend: (use) => use((size) => Buffer.allocUnsafe(size)) };
+
+/** One buffer, grown to the largest part, lent to one reader at a time; a reader that finds it lent gets a fresh one. */
+export function reusedBuffer(): PartBuffers {
+  let buffer = Buffer.allocUnsafe(0);
+  let lent = false;
+  return {
+    async lend(use) {
+      if (lent) return freshBuffers.lend(use);
+      lent = true;
+      try {
+        return await use((size) => {
+          if (size > buffer.length) buffer = Buffer.allocUnsafe(size);
+          return buffer.subarray(0, size);
+        });
+      } finally {
+        lent = false;
+      }
+    },
+  };
 }
 
 /** A part's bytes and its file's identity when they were read (see StoredPayload). */
 async function readPart(
   part: PartOfFile,
+  take: (size: number) => Buffer,
 ): Promise<{ ok: true; bytes: Buffer; identity: FileIdentity } | { ok: false; problem: Problem }> {
   try {
     const tooLarge = catalogFileTooLarge(part.length);
@@ -252,7 +297,7 @@ async function readPart(
     await using handle = await open(part.file, NoFollowRead);
     const st = await handle.stat();
     if (part.base + part.length > st.size) throw new Error('the file is shorter than when it was written');
-    const bytes = Buffer.allocUnsafe(part.length);
+    const bytes = take(part.length);
     for (let done = 0; done < part.length;) {
       const { bytesRead } = await handle.read(bytes, done, part.length - done, part.base + done);
       if (bytesRead === 0) throw new Error('the file ended while it was being read');

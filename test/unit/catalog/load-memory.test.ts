@@ -1,0 +1,94 @@
+/**
+ * What a catalog parse holds in the manager's memory: the load worker's young generation stays
+ * within its limit however much garbage a parse makes, and the worker reads part after part into
+ * one buffer, which never mixes one part's bytes into another's documents.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { describe, expect, it } from 'vitest';
+import { LoadWorkerLimits, LoadWorkerYoungMiB, parsePart, reusedBuffer } from '../../../src/catalog/load.js';
+import { tempDir } from '../../support/temp-dir.js';
+
+/**
+ * A worker (plain JavaScript: vitest cannot start one from TypeScript) that makes a parse's kind
+ * of garbage, 400 MB of short strings and objects of which little lives, and answers with the
+ * largest its young generation (new space) grew to.
+ */
+const garbage = `
+const { parentPort } = require('node:worker_threads');
+const v8 = require('node:v8');
+const newSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
+let largest = newSpace();
+const kept = [];
+for (let round = 0; round < 400; round++) {
+  const docs = [];
+  for (let i = 0; i < 2000; i++) docs.push({ name: 'bundle-' + round + '-' + i, text: 'x'.repeat(200) + i });
+  if (round % 40 === 0) kept.push(docs[0]);
+  largest = Math.max(largest, newSpace());
+}
+parentPort.postMessage({ largest, kept: kept.length });
+`;
+
+function youngGenerationOf(resourceLimits: Worker['resourceLimits']): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const w = new Worker(garbage, { eval: true, ...(resourceLimits && { resourceLimits }) });
+    w.once('message', (m: { largest: number }) => {
+      resolve(m.largest);
+      void w.terminate();
+    });
+    w.once('error', reject);
+  });
+}
+
+describe("the load worker's memory", () => {
+  it('keeps its young generation within its limit while a parse makes garbage', async () => {
+    const largest = await youngGenerationOf(LoadWorkerLimits);
+    // new_space is the two semi-spaces' worth of the young generation V8 was given (a third of it is the large-object part).
+    expect(largest).toBeLessThanOrEqual(LoadWorkerYoungMiB * 2 ** 20);
+  }, 30_000);
+
+  it('reads one part after another into one buffer, grown to the largest', async () => {
+    const buffers = reusedBuffer();
+    const seen: Buffer[] = [];
+    for (const size of [16_384, 65_536, 8192]) await buffers.lend(async (take) => void seen.push(take(size)));
+    expect(seen.map((b) => b.length)).toEqual([16_384, 65_536, 8192]);
+    // The last two are one memory: the buffer grew for 64 KiB and was lent again (buffers this large never share Node's pool).
+    expect(seen[2]!.buffer).toBe(seen[1]!.buffer);
+  });
+
+  it('lends a buffer of its own to a reader that comes while the buffer is lent', async () => {
+    const buffers = reusedBuffer();
+    let inner: Buffer | undefined;
+    await buffers.lend(async (take) => {
+      const outer = take(65_536).fill(1);
+      await buffers.lend(async (take2) => void (inner = take2(65_536).fill(2)));
+      expect(inner!.buffer).not.toBe(outer.buffer);
+      expect(outer.every((b) => b === 1)).toBe(true);
+    });
+  });
+
+  it('gives each part its own documents when parts of different sizes are read into one buffer', async () => {
+    const dir = await tempDir('bosun-load-memory-');
+    const long = join(dir, 'long.yaml');
+    const short = join(dir, 'short.json');
+    const longText = `schema: olm.package\nname: long\ndescription: ${'d'.repeat(5000)}\n---\nschema: olm.channel\npackage: long\nname: stable\nentries: [{name: long.v1}]\n`;
+    const shortText = '{"schema":"olm.package","name":"s"}';
+    await writeFile(long, longText);
+    await writeFile(short, shortText);
+    const part = (file: string, text: string) => ({
+      name: file,
+      file,
+      base: 0,
+      length: Buffer.byteLength(text),
+    });
+    const buffers = reusedBuffer();
+    const first = await parsePart(part(long, longText), buffers);
+    const second = await parsePart(part(short, shortText), buffers);
+    expect(second).toEqual(await parsePart(part(short, shortText)));
+    expect(second.ok && second.docs).toEqual([{ schema: 'olm.package', name: 's' }]);
+    // The first part's documents are copies: reading the second into the same buffer left them as they were.
+    expect(first).toEqual(await parsePart(part(long, longText)));
+    expect(first.ok && (first.docs[0] as { description: string }).description).toBe('d'.repeat(5000));
+  });
+});
