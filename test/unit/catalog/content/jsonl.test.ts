@@ -22,6 +22,13 @@ describe('metaLine', () => {
     ).toBe('{"a":{"x":true,"y":null},"b":[{"a":2,"z":1},3],"name":"etcd","schema":"olm.package"}\n');
   });
 
+  it('writes -0 as Go does, and sorts keys by UTF-8 bytes, not UTF-16 code units', () => {
+    expect(metaLine({ v: [-0, 0, 1e-7, 1e21] })).toBe('{"v":[-0,0,1e-7,1e+21]}\n');
+    expect(metaLine({ '\u{1F600}': 1, '\uffff': 2, '\ue000': 3, z: 4 })).toBe(
+      '{"z":4,"\ue000":3,"\uffff":2,"\u{1F600}":1}\n',
+    );
+  });
+
   it('leaves <, > and & as they are and escapes U+2028 and U+2029, as Go encodes without HTML escaping', () => {
     expect(metaLine({ d: '<a href="x">&</a>\u2028\u2029' })).toBe(
       '{"d":"<a href=\\"x\\">&</a>\\u2028\\u2029"}\n',
@@ -86,6 +93,18 @@ describe('writeCatalogJsonl', () => {
       text.subarray(s.offset, s.offset + s.length).toString('utf8');
     expect(selectSections(written.index, { package: 'etcd' }).map(section)).toEqual(lines.slice(1, 3));
     expect(selectSections(written.index, { schema: 'my.own' }).map(section)).toEqual([lines[3]]);
+  });
+
+  it('rejects, without leaving the process an unhandled error, when its file cannot be made', async () => {
+    const dir = await tempDir('bosun-jsonl-');
+    const source = join(dir, 'a.json');
+    await writeFile(source, '{"schema":"olm.package","name":"etcd"}');
+    await writeFile(join(dir, 'taken.jsonl'), "someone else's");
+    await expect(writeCatalogJsonl([source], join(dir, 'taken.jsonl'))).rejects.toThrow(/EEXIST/);
+    await expect(writeCatalogJsonl([source], join(dir, 'no-such-folder', 'x.jsonl'))).rejects.toThrow(
+      /ENOENT/,
+    );
+    expect(await readFile(join(dir, 'taken.jsonl'), 'utf8')).toBe("someone else's");
   });
 
   it('refuses a file that does not parse, naming it, and a path that is a symbolic link', async () => {
