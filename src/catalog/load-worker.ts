@@ -8,7 +8,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { serveRequests } from '../util/workers.js';
-import { type ParsedPart, parsePart, reusedBuffer } from './load.js';
+import { type ParsedPart, parsePart, reusedBuffer } from './load-part.js';
 
 export interface FilePart {
   /** Names the part in messages (a ConfigMap key, a URL, an image's file). */

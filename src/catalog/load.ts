@@ -7,32 +7,41 @@
  * named `*.yaml`, `*.yml` or `*.json` are read, so a README beside the catalog does not break it.
  */
 import { closeSync, fstatSync, lstatSync, openSync } from 'node:fs';
-import { open, readdir, readlink, stat } from 'node:fs/promises';
+import { readdir, readlink, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type DeclarativeConfig, emptyConfig, Schema } from '../apis/fbc.js';
-import { isObject, parseYamlStream } from '../bundle/yaml.js';
+import { isObject } from '../bundle/yaml.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
 import { NoFollowRead, readFileNoFollow } from '../util/confined-fs.js';
 import { readFullySync } from '../util/fs.js';
 import { internStrings } from '../util/intern.js';
 import { WorkerPool, workerStarter } from '../util/workers.js';
-import { invalidUtf8Offset } from '../util/utf8.js';
 import { IgnoreMatcher, IndexIgnoreFile, joinRel } from './ignore.js';
 import type { FilePart, LoadAnswer, LoadRequest, PartOfFile } from './load-worker.js';
 import {
-  attachStoredPayloads,
-  type FileIdentity,
-  type Lifted,
-  liftPayloads,
-  type PayloadFile,
-  restorePayloads,
-  type StoredPosition,
-} from './payloads.js';
+  liftAndParse,
+  type Parsed,
+  type ParsedPart,
+  parsePart,
+  parseText,
+  restoreFrom,
+} from './load-part.js';
+import { attachStoredPayloads, type FileIdentity, type PayloadFile } from './payloads.js';
 import { setOrigin } from './origin.js';
 import { checkDocument, schemaProblems } from './schema.js';
-import { catalogFileTooLarge, CatalogLimits, catalogTooLarge, payloadTooLarge } from './limits.js';
+import { catalogFileTooLarge, CatalogLimits, catalogTooLarge } from './limits.js';
 import { objectName } from './validate.js';
 import type { ErrorObject } from 'ajv';
+
+// One part's parse lives in load-part.ts, which the load worker imports alone.
+export {
+  liftAndParse,
+  type ParsedPart,
+  parsePart,
+  type PartBuffers,
+  restoreFrom,
+  reusedBuffer,
+} from './load-part.js';
 
 const CATALOG_EXT = /\.(ya?ml|json)$/i;
 
@@ -232,83 +241,6 @@ export function partAdder(cfg: DeclarativeConfig, problems: Problem[]) {
   };
 }
 
-/** One part's documents and where its bundle objects' text stayed, or why it cannot be read. */
-export type ParsedPart =
-  { ok: true; docs: unknown[]; stored: StoredPosition[] } | { ok: false; problem: Problem };
-
-/**
- * Reads exactly one part's bytes (opened without following links) and parses them, leaving the
- * bundle objects' text in the file. In a load worker or in this thread.
- */
-export async function parsePart(part: PartOfFile, buffers: PartBuffers = freshBuffers): Promise<ParsedPart> {
-  return buffers.lend(async (take) => {
-    const read = await readPart(part, take);
-    if (!read.ok) return read;
-    const { bytes, identity } = read;
-    // Everything kept from the bytes is copied out of them (strings, offsets), so the buffer can
-    // be lent again once this returns.
-    const parsed = liftAndParse(bytes, part.name);
-    if (!parsed.ok) return parsed;
-    const stored = restoreFrom(bytes, parsed, { file: part.file, identity, base: part.base });
-    return { ok: true, docs: parsed.docs, stored };
-  });
-}
-
-/**
- * Where parsePart gets the buffer a part is read into. A load worker reads one part after
- * another into one buffer (reusedBuffer): a fresh one per file stayed in its memory as garbage
- * until a collection (20 MiB of buffers at once while the corpus catalog image was read).
- */
-export interface PartBuffers {
-  /** Runs `use` with a function that gives a buffer of `size` bytes, valid until `use` settles. */
-  lend<T>(use: (take: (size: number) => Buffer) => Promise<T>): Promise<T>;
-}
-
-const freshBuffers: PartBuffers = { lend: (use) => use((size) => Buffer.allocUnsafe(size)) };
-
-/** One buffer, grown to the largest part, lent to one reader at a time; a reader that finds it lent gets a fresh one. */
-export function reusedBuffer(): PartBuffers {
-  let buffer = Buffer.allocUnsafe(0);
-  let lent = false;
-  return {
-    async lend(use) {
-      if (lent) return freshBuffers.lend(use);
-      lent = true;
-      try {
-        return await use((size) => {
-          if (size > buffer.length) buffer = Buffer.allocUnsafe(size);
-          return buffer.subarray(0, size);
-        });
-      } finally {
-        lent = false;
-      }
-    },
-  };
-}
-
-/** A part's bytes and its file's identity when they were read (see StoredPayload). */
-async function readPart(
-  part: PartOfFile,
-  take: (size: number) => Buffer,
-): Promise<{ ok: true; bytes: Buffer; identity: FileIdentity } | { ok: false; problem: Problem }> {
-  try {
-    const tooLarge = catalogFileTooLarge(part.length);
-    if (tooLarge) throw new Error(tooLarge);
-    await using handle = await open(part.file, NoFollowRead);
-    const st = await handle.stat();
-    if (part.base + part.length > st.size) throw new Error('the file is shorter than when it was written');
-    const bytes = take(part.length);
-    for (let done = 0; done < part.length;) {
-      const { bytesRead } = await handle.read(bytes, done, part.length - done, part.base + done);
-      if (bytesRead === 0) throw new Error('the file ended while it was being read');
-      done += bytesRead;
-    }
-    return { ok: true, bytes, identity: { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs } };
-  } catch (err) {
-    return { ok: false, problem: { file: part.name, message: `cannot read: ${(err as Error).message}` } };
-  }
-}
-
 /**
  * Parses one file's documents into `cfg`; used for catalogs and for `render` of single files.
  * Bytes have their inline manifests lifted out before parsing (see payloads.ts); with `stored`
@@ -400,62 +332,11 @@ function documentName(doc: Record<string, unknown>): string {
   }
 }
 
-type Parsed = { ok: true; docs: unknown[] } | { ok: false; problem: Problem };
-
 function parseDocuments(input: string | Buffer, file: string, stored?: PayloadFile): Parsed {
   if (typeof input === 'string') return parseText(input, file);
   const parsed = liftAndParse(input, file);
   if (parsed.ok) attachStoredPayloads(parsed.docs, restoreFrom(input, parsed, stored));
   return parsed;
-}
-
-/**
- * Restores lifted values from the bytes they were lifted from (see restorePayloads); returns
- * where the bundle objects left in `stored` are, for attachStoredPayloads.
- */
-export function restoreFrom(
-  bytes: Buffer,
-  parsed: { docs: unknown[]; lifted: Lifted },
-  stored?: PayloadFile,
-): StoredPosition[] {
-  const text = (offset: number, length: number) => bytes.toString('utf8', offset, offset + length);
-  return restorePayloads(parsed.docs, parsed.lifted, text, stored);
-}
-
-/** Parses a file's bytes with their payloads lifted out; the documents hold placeholders until restored. */
-export function liftAndParse(
-  bytes: Buffer,
-  file: string,
-): { ok: true; docs: unknown[]; lifted: Lifted } | { ok: false; problem: Problem } {
-  // Decoding would turn bad bytes into U+FFFD, and writing the catalog back would keep that.
-  const bad = invalidUtf8Offset(bytes);
-  if (bad !== undefined) {
-    const byte = bytes[bad]!.toString(16).toUpperCase().padStart(2, '0');
-    return {
-      ok: false,
-      problem: {
-        file,
-        message: `is not UTF-8: byte 0x${byte} at offset ${bad} starts no UTF-8 character; catalog files are UTF-8 text`,
-      },
-    };
-  }
-  const lifted = liftPayloads(bytes);
-  const huge = lifted.lengths.findIndex((n) => n > CatalogLimits.maxPayloadChars);
-  if (huge !== -1)
-    return {
-      ok: false,
-      problem: { file, message: payloadTooLarge(lifted.lengths[huge]!, lifted.offsets[huge]!) },
-    };
-  const parsed = parseText(lifted.text, file);
-  if (parsed.ok) return { ...parsed, lifted };
-  // A syntax error is reported from the original text, so its line and column are the file's.
-  return lifted.offsets.length ? (parseText(bytes.toString('utf8'), file) as typeof parsed) : parsed;
-}
-
-function parseText(text: string, file: string): Parsed {
-  // opm sniffs the content rather than trusting the extension; so does the codec.
-  const parsed = parseYamlStream(text, file);
-  return parsed.ok ? { ok: true, docs: parsed.docs.map((d) => d.value) } : parsed;
 }
 
 /**

@@ -1,0 +1,151 @@
+/**
+ * One part of a catalog file parsed: its bytes read (exactly its range, without following
+ * links), its payloads lifted out, the rest parsed, and the bundle objects' text left in the file
+ * (payloads.ts). This is all a load worker runs (load-worker.ts), so it imports no more than
+ * parsing needs: the worker's heap and code are in the manager's memory, and load.ts's schema
+ * checks and validation stay in the thread that adds the documents to a catalog.
+ */
+import { open } from 'node:fs/promises';
+import { parseYamlStream } from '../bundle/yaml.js';
+import { NoFollowRead } from '../util/confined-fs.js';
+import type { Problem } from '../util/result.js';
+import { invalidUtf8Offset } from '../util/utf8.js';
+import { catalogFileTooLarge, CatalogLimits, payloadTooLarge } from './limits.js';
+import type { PartOfFile } from './load-worker.js';
+import {
+  type FileIdentity,
+  type Lifted,
+  liftPayloads,
+  type PayloadFile,
+  restorePayloads,
+  type StoredPosition,
+} from './payloads.js';
+
+/** Documents parsed from text, or why they cannot be. */
+export type Parsed = { ok: true; docs: unknown[] } | { ok: false; problem: Problem };
+
+/** One part's documents and where its bundle objects' text stayed, or why it cannot be read. */
+export type ParsedPart =
+  { ok: true; docs: unknown[]; stored: StoredPosition[] } | { ok: false; problem: Problem };
+
+/**
+ * Reads exactly one part's bytes (opened without following links) and parses them, leaving the
+ * bundle objects' text in the file. In a load worker or in this thread.
+ */
+export async function parsePart(part: PartOfFile, buffers: PartBuffers = freshBuffers): Promise<ParsedPart> {
+  return buffers.lend(async (take) => {
+    const read = await readPart(part, take);
+    if (!read.ok) return read;
+    const { bytes, identity } = read;
+    // Everything kept from the bytes is copied out of them (strings, offsets), so the buffer can
+    // be lent again once this returns.
+    const parsed = liftAndParse(bytes, part.name);
+    if (!parsed.ok) return parsed;
+    const stored = restoreFrom(bytes, parsed, { file: part.file, identity, base: part.base });
+    return { ok: true, docs: parsed.docs, stored };
+  });
+}
+
+/**
+ * Where parsePart gets the buffer a part is read into. A load worker reads one part after
+ * another into one buffer (reusedBuffer): a fresh one per file stayed in its memory as garbage
+ * until a collection (20 MiB of buffers at once while the corpus catalog image was read).
+ */
+export interface PartBuffers {
+  /** Runs `use` with a function that gives a buffer of `size` bytes, valid until `use` settles. */
+  lend<T>(use: (take: (size: number) => Buffer) => Promise<T>): Promise<T>;
+}
+
+const freshBuffers: PartBuffers = { lend: (use) => use((size) => Buffer.allocUnsafe(size)) };
+
+/** One buffer, grown to the largest part, lent to one reader at a time; a reader that finds it lent gets a fresh one. */
+export function reusedBuffer(): PartBuffers {
+  let buffer = Buffer.allocUnsafe(0);
+  let lent = false;
+  return {
+    async lend(use) {
+      if (lent) return freshBuffers.lend(use);
+      lent = true;
+      try {
+        return await use((size) => {
+          if (size > buffer.length) buffer = Buffer.allocUnsafe(size);
+          return buffer.subarray(0, size);
+        });
+      } finally {
+        lent = false;
+      }
+    },
+  };
+}
+
+/** A part's bytes and its file's identity when they were read (see StoredPayload). */
+async function readPart(
+  part: PartOfFile,
+  take: (size: number) => Buffer,
+): Promise<{ ok: true; bytes: Buffer; identity: FileIdentity } | { ok: false; problem: Problem }> {
+  try {
+    const tooLarge = catalogFileTooLarge(part.length);
+    if (tooLarge) throw new Error(tooLarge);
+    await using handle = await open(part.file, NoFollowRead);
+    const st = await handle.stat();
+    if (part.base + part.length > st.size) throw new Error('the file is shorter than when it was written');
+    const bytes = take(part.length);
+    for (let done = 0; done < part.length;) {
+      const { bytesRead } = await handle.read(bytes, done, part.length - done, part.base + done);
+      if (bytesRead === 0) throw new Error('the file ended while it was being read');
+      done += bytesRead;
+    }
+    return { ok: true, bytes, identity: { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs } };
+  } catch (err) {
+    return { ok: false, problem: { file: part.name, message: `cannot read: ${(err as Error).message}` } };
+  }
+}
+
+/**
+ * Restores lifted values from the bytes they were lifted from (see restorePayloads); returns
+ * where the bundle objects left in `stored` are, for attachStoredPayloads.
+ */
+export function restoreFrom(
+  bytes: Buffer,
+  parsed: { docs: unknown[]; lifted: Lifted },
+  stored?: PayloadFile,
+): StoredPosition[] {
+  const text = (offset: number, length: number) => bytes.toString('utf8', offset, offset + length);
+  return restorePayloads(parsed.docs, parsed.lifted, text, stored);
+}
+
+/** Parses a file's bytes with their payloads lifted out; the documents hold placeholders until restored. */
+export function liftAndParse(
+  bytes: Buffer,
+  file: string,
+): { ok: true; docs: unknown[]; lifted: Lifted } | { ok: false; problem: Problem } {
+  // Decoding would turn bad bytes into U+FFFD, and writing the catalog back would keep that.
+  const bad = invalidUtf8Offset(bytes);
+  if (bad !== undefined) {
+    const byte = bytes[bad]!.toString(16).toUpperCase().padStart(2, '0');
+    return {
+      ok: false,
+      problem: {
+        file,
+        message: `is not UTF-8: byte 0x${byte} at offset ${bad} starts no UTF-8 character; catalog files are UTF-8 text`,
+      },
+    };
+  }
+  const lifted = liftPayloads(bytes);
+  const huge = lifted.lengths.findIndex((n) => n > CatalogLimits.maxPayloadChars);
+  if (huge !== -1)
+    return {
+      ok: false,
+      problem: { file, message: payloadTooLarge(lifted.lengths[huge]!, lifted.offsets[huge]!) },
+    };
+  const parsed = parseText(lifted.text, file);
+  if (parsed.ok) return { ...parsed, lifted };
+  // A syntax error is reported from the original text, so its line and column are the file's.
+  return lifted.offsets.length ? (parseText(bytes.toString('utf8'), file) as typeof parsed) : parsed;
+}
+
+export function parseText(text: string, file: string): Parsed {
+  // opm sniffs the content rather than trusting the extension; so does the codec.
+  const parsed = parseYamlStream(text, file);
+  return parsed.ok ? { ok: true, docs: parsed.docs.map((d) => d.value) } : parsed;
+}
