@@ -39,6 +39,16 @@ let manager: RunningManager;
 let registry: TestRegistry;
 let push: RegistryClient;
 let bundleImages: Map<string, string>;
+
+/** This file's manager. The global pull Secret is made by the test that needs it: until then, pulls go without one. */
+const startTestManager = () =>
+  startManager({
+    kubeconfig: inject('kubeconfig'),
+    installCrds: true,
+    metricsAddr: '127.0.0.1:0',
+    logger: pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' }),
+    globalPullSecret: { namespace: 'default', name: globalPullSecret },
+  });
 const globalPullSecret = `bosun-global-pull-${randomBytes(3).toString('hex')}`;
 
 beforeAll(async () => {
@@ -46,14 +56,7 @@ beforeAll(async () => {
   registry = await startRegistry({ kind: 'plain' });
   push = new RegistryClient();
   bundleImages = await pushSampleBundles(push, registry.host);
-  // The global pull Secret is made by the test that needs it: until then, pulls go without one.
-  manager = await startManager({
-    kubeconfig: inject('kubeconfig'),
-    installCrds: true,
-    metricsAddr: '127.0.0.1:0',
-    logger: pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' }),
-    globalPullSecret: { namespace: 'default', name: globalPullSecret },
-  });
+  manager = await startTestManager();
 });
 afterAll(async () => {
   await manager?.stop();
@@ -246,6 +249,33 @@ describe.skipIf(missing !== undefined)('a ClusterCatalog', () => {
       (await fetch(`${base}/api/v1/all`)).status === 404 ? true : undefined,
     );
   }, 300_000);
+});
+
+describe.skipIf(missing !== undefined)('a ClusterCatalog after the manager starts again', () => {
+  it('is served by the new manager at its address, with the same lastUnpacked: the content did not change', async () => {
+    const files = imageOnlyCatalog(await sampleCatalog(), (b) => bundleImages.get(b)!, isSample01);
+    const name = `restart-${randomBytes(3).toString('hex')}`;
+    const digest = await pushCatalog(push, `${registry.host}/catalogs/${name}:v1`, files);
+    await create(CC, '', clusterCatalog(name, { ref: `${registry.host}/catalogs/${name}:v1` }));
+    const before = await catalogWhen(name, (cc) => condition(cc, 'Serving')?.status === 'True', 'Serving');
+    // Whole seconds: a new manager reading the content a second later would show it.
+    await new Promise((r) => setTimeout(r, 1_500));
+    await manager.stop();
+    manager = await startTestManager();
+    const base = `${manager.url}/catalogs/${name}`;
+    const after = await catalogWhen(
+      name,
+      (cc) => cc.status?.urls?.base === base,
+      'the new manager to serve the catalog at its address',
+    );
+    expect(after.status?.lastUnpacked).toBe(before.status?.lastUnpacked);
+    expect(after.status?.resolvedSource?.image.ref).toBe(`${registry.host}/catalogs/${name}@${digest}`);
+    expect(condition(after, 'Serving')).toMatchObject({ status: 'True', reason: 'Available' });
+    const all = await fetch(`${base}/api/v1/all`);
+    expect(all.headers.get('last-modified')).toBe(formatHttpDate(Date.parse(before.status!.lastUnpacked!)));
+    expect(jsonLines(await all.text())).toEqual(documentsOf(files));
+    await remove(CC, '', name);
+  }, 120_000);
 });
 
 describe.skipIf(missing !== undefined)('a ClusterCatalog at a registry that asks for credentials', () => {
