@@ -13,6 +13,8 @@
  * - `availabilityMode: Unavailable`: both conditions say so (`UserSpecifiedUnavailable`), and the
  *   fields that point at content go.
  * Conditions of other types are dropped, as v1 drops them.
+ *
+ * And when to reconcile again (clusterCatalogRequeue).
  */
 import type { Condition } from '../apis/meta.js';
 import {
@@ -23,6 +25,7 @@ import {
   SourceType,
 } from '../apis/olmv1.js';
 import { formatTime, setCondition } from '../kube/conditions.js';
+import type { ReconcileResult } from '../kube/workqueue.js';
 
 /** What the catalog serves: the image pinned to its digest, since when, and where. */
 export interface ServingState {
@@ -97,3 +100,26 @@ export function clusterCatalogStatus(
 }
 
 const order = (type: string) => (type === Type.Progressing ? 0 : 1);
+
+/** A failing image is tried again this often (or at its poll interval, if that is sooner). */
+export const FailureRetryMs = 10_000;
+
+/**
+ * When to reconcile again: after `pollIntervalMinutes` while serving (never without one: a
+ * digest reference has none, the CRD refuses it), sooner after a failure, and never after one
+ * retrying cannot mend or while Unavailable (a change of spec is an event of its own). v1 adds
+ * up to 1% of jitter to the poll; Bosun polls on the minute.
+ */
+export function clusterCatalogRequeue(
+  cc: ClusterCatalog,
+  outcome: ClusterCatalogOutcome,
+): ReconcileResult | undefined {
+  const minutes = cc.spec.source.image?.pollIntervalMinutes;
+  const pollMs = minutes !== undefined && minutes > 0 ? minutes * 60_000 : undefined;
+  if (outcome.kind === 'unavailable') return undefined;
+  if (outcome.kind === 'failed') {
+    if (outcome.terminal) return undefined;
+    return { requeueAfter: Math.min(pollMs ?? FailureRetryMs, FailureRetryMs) };
+  }
+  return pollMs === undefined ? undefined : { requeueAfter: pollMs };
+}

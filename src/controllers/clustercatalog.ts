@@ -19,14 +19,13 @@ import { writeStatus } from '../kube/status.js';
 import type { ReconcileResult } from '../kube/workqueue.js';
 import {
   type ClusterCatalogOutcome,
+  clusterCatalogRequeue,
   clusterCatalogStatus,
   type ServingState,
 } from './clustercatalog-status.js';
 import type { Controller, ScopedContext } from './context.js';
 import { reportingForbidden } from './forbidden.js';
 
-/** A failing image is tried again this often (or at its poll interval, if that is sooner). */
-const failureRetryMs = 10_000;
 /** No fetch holds a reconcile longer than this. */
 const fetchDeadlineMs = 10 * 60_000;
 
@@ -79,7 +78,7 @@ async function reconcileClusterCatalog(
   }
   const outcome = await unpack(ctx, cc, name);
   await report(ctx, cc, outcome);
-  return nextPoll(cc, outcome);
+  return clusterCatalogRequeue(cc, outcome);
 }
 
 /**
@@ -156,17 +155,6 @@ async function report(ctx: ClusterCatalogContext, cc: ClusterCatalog, outcome: C
     object: cc,
     next: clusterCatalogStatus(cc, outcome, ctx.clock.now()),
   });
-}
-
-/** Polls at `pollIntervalMinutes` (never without one); a failure is retried sooner, a blocked one not at all. */
-function nextPoll(cc: ClusterCatalog, outcome: ClusterCatalogOutcome): ReconcileResult | undefined {
-  const minutes = cc.spec.source.image?.pollIntervalMinutes;
-  const pollMs = minutes !== undefined && minutes > 0 ? minutes * 60_000 : undefined;
-  if (outcome.kind === 'failed') {
-    if (outcome.terminal) return undefined;
-    return { requeueAfter: Math.min(pollMs ?? failureRetryMs, failureRetryMs) };
-  }
-  return pollMs === undefined ? undefined : { requeueAfter: pollMs };
 }
 
 /** A reconcile refused with 403 is reported on the object it reconciles (./forbidden.ts). */

@@ -12,7 +12,12 @@ import {
   ClusterCatalogConditionReason,
   ClusterCatalogConditionType,
 } from '../../../src/apis/olmv1.js';
-import { clusterCatalogStatus, type ServingState } from '../../../src/controllers/clustercatalog-status.js';
+import {
+  clusterCatalogRequeue,
+  clusterCatalogStatus,
+  FailureRetryMs,
+  type ServingState,
+} from '../../../src/controllers/clustercatalog-status.js';
 
 const t0 = Date.UTC(2026, 10, 26, 12, 0, 0);
 const t1 = t0 + 60_000;
@@ -195,6 +200,39 @@ describe('clusterCatalogStatus', () => {
       ['Progressing', '2026-11-26T11:00:00Z', 4],
       ['Serving', '2026-11-26T12:01:00Z', 4],
     ]);
+  });
+});
+
+describe('clusterCatalogRequeue', () => {
+  const polled = (minutes?: number) => {
+    const cc = catalog();
+    if (minutes !== undefined) cc.spec.source.image!.pollIntervalMinutes = minutes;
+    return cc;
+  };
+  it.each([
+    [
+      'serving, polled every 5 minutes',
+      polled(5),
+      { kind: 'serving', serving } as const,
+      { requeueAfter: 300_000 },
+    ],
+    ['serving, not polled (a digest reference)', polled(), { kind: 'serving', serving } as const, undefined],
+    [
+      'failed, polled every 5 minutes: retried sooner',
+      polled(5),
+      { kind: 'failed', terminal: false, message: 'm' } as const,
+      { requeueAfter: FailureRetryMs },
+    ],
+    [
+      'failed, not polled: retried all the same',
+      polled(),
+      { kind: 'failed', terminal: false, message: 'm' } as const,
+      { requeueAfter: FailureRetryMs },
+    ],
+    ['blocked: not retried', polled(5), { kind: 'failed', terminal: true, message: 'm' } as const, undefined],
+    ['unavailable: not polled', polled(5), { kind: 'unavailable' } as const, undefined],
+  ])('%s', (_, cc, outcome, expected) => {
+    expect(clusterCatalogRequeue(cc, outcome)).toEqual(expected);
   });
 });
 
