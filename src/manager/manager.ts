@@ -65,7 +65,7 @@ import { type ClusterCatalog, V1Resources } from '../apis/olmv1.js';
 import { clusterCatalogContent } from '../catalog/content/cluster-catalogs.js';
 import { servedCatalogs } from '../catalog/content/served.js';
 import { catalogdHandler } from '../server/catalogd.js';
-import { catalogBaseUrl } from '../server/catalogd-request.js';
+import { catalogBaseUrl, catalogdHostNames } from '../server/catalogd-request.js';
 import { configMapReader } from '../controllers/catalogsource-configmaps.js';
 import { pullSecretReader } from '../controllers/catalogsource-secrets.js';
 import {
@@ -465,7 +465,8 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
         ...(opts.routes ? { routes: opts.routes } : {}),
         web: webCatalog(web, undefined, webAccess({ reviewer, globalNamespace: ctx.globalNamespace, log })),
         catalogd: catalogdHandler({ catalogs: served }),
-        hostnames: opts.webHosts ?? [],
+        // Clients of the catalogd API name the host of its URL, which is answered too.
+        hostnames: [...(opts.webHosts ?? []), ...catalogdHostNames(opts.catalogdUrl)],
         log,
       });
       stopping.push(() => server?.close());

@@ -5,6 +5,7 @@
  * `/api/v1/metas` takes, what the conditional headers decide, and whether to compress. No
  * sockets and no files here; src/server/catalogd.ts answers with them.
  */
+import { isIP } from 'node:net';
 
 /** Every catalog is served under this path: `<root>/<name>/api/v1/all` and `.../metas`. */
 export const CatalogdRoot = '/catalogs';
@@ -46,6 +47,22 @@ export const underCatalogdRoot = (rawPath: string): boolean => rawPath.startsWit
 /** A catalog's base URL, `status.urls.base`: `<server URL>/catalogs/<name>`. */
 export const catalogBaseUrl = (serverUrl: string, name: string): string =>
   `${serverUrl.replace(/\/+$/, '')}${CatalogdRoot}/${name}`;
+
+/**
+ * The host name clients name when they reach catalogd's API at `catalogdUrl`, which the HTTP
+ * server's Host check (host-check.ts) must then answer to; none for an IP address (always
+ * answered) or no URL.
+ */
+export function catalogdHostNames(catalogdUrl: string | undefined): string[] {
+  if (catalogdUrl === undefined) return [];
+  let host: string;
+  try {
+    host = new URL(catalogdUrl).hostname;
+  } catch {
+    return [];
+  }
+  return host === '' || isIP(host.replace(/^\[|\]$/g, '')) !== 0 ? [] : [host];
+}
 
 export type MetasQuery =
   { ok: true; schema: string; package: string; name: string } | { ok: false; parameter: string };

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   catalogBaseUrl,
+  catalogdHostNames,
   evaluatePreconditions,
   formatHttpDate,
   parseCatalogdPath,
@@ -65,6 +66,17 @@ describe('parseCatalogdPath', () => {
     '//catalogs/ops/api/v1/all',
   ])('%s names none', (path) => {
     expect(parseCatalogdPath(path)).toBeUndefined();
+  });
+
+  it.each([
+    ['http://bosun.olm.svc:8080', ['bosun.olm.svc']],
+    ['https://Catalogd.Example.com/x', ['catalogd.example.com']],
+    ['http://10.0.0.7:8080', []],
+    ['http://[::1]:8080', []],
+    ['not a url', []],
+    [undefined, []],
+  ])('the catalogd URL %s adds the host names %j to those answered', (url, names) => {
+    expect(catalogdHostNames(url)).toEqual(names);
   });
 
   it('base URLs are the server root, /catalogs/ and the name', () => {
