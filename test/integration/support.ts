@@ -1,28 +1,45 @@
 import { randomBytes } from 'node:crypto';
-import * as k8s from '@kubernetes/client-node';
 import { afterEach, inject } from 'vitest';
+import { KubeClient } from '../../src/kube/client.js';
+import { loadKubeConfig } from '../../src/kube/config.js';
 
-/** A client configuration for the run's shared cluster. */
-export function kubeConfig(): k8s.KubeConfig {
-  const kc = new k8s.KubeConfig();
-  kc.loadFromFile(inject('kubeconfig'));
-  return kc;
-}
+// Bosun's own client, not @kubernetes/client-node: nearly every test file imports this module,
+// and loading client-node took each file's worker 1 to 3 s. Tests that use client-node import
+// it from ./client-node.ts.
+const connect = () => new KubeClient(loadKubeConfig({ path: inject('kubeconfig') }).access);
 
 const created: string[] = [];
 
 afterEach(async () => {
+  if (created.length === 0) return;
   // Namespaces are deleted in the background; the namespace controller finishes the job.
-  const core = kubeConfig().makeApiClient(k8s.CoreV1Api);
-  await Promise.all(created.splice(0).map((name) => core.deleteNamespace({ name }).catch(() => undefined)));
+  const client = connect();
+  try {
+    await Promise.all(
+      created
+        .splice(0)
+        .map((name) =>
+          client.request({ method: 'DELETE', path: `/api/v1/namespaces/${name}` }).catch(() => undefined),
+        ),
+    );
+  } finally {
+    client.close();
+  }
 });
 
 /** A fresh namespace for one test, deleted after it. */
 export async function freshNamespace(prefix = 't'): Promise<string> {
   const name = `${prefix}-${randomBytes(4).toString('hex')}`;
-  await kubeConfig()
-    .makeApiClient(k8s.CoreV1Api)
-    .createNamespace({ body: { metadata: { name } } });
+  const client = connect();
+  try {
+    await client.request({
+      method: 'POST',
+      path: '/api/v1/namespaces',
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name } },
+    });
+  } finally {
+    client.close();
+  }
   created.push(name);
   return name;
 }
@@ -47,25 +64,4 @@ export async function eventually<T>(
     }
     await new Promise((r) => setTimeout(r, 250));
   }
-}
-
-/**
- * Opens a watch and keeps it open: the API server answers 429 while the storage of a just-created
- * resource type initialises, so a watch that ends with an error in its first moments is retried.
- */
-export async function openWatch(
-  kc: k8s.KubeConfig,
-  path: string,
-  onEvent: (type: string, obj: unknown) => void,
-): Promise<{ abort(): void }> {
-  return eventually(`a watch on ${path}`, async () => {
-    let ended: unknown;
-    const req = await new k8s.Watch(kc).watch(path, {}, onEvent, (err) => {
-      ended = err ?? 'closed';
-    });
-    await new Promise((r) => setTimeout(r, 500));
-    if (ended === undefined) return req;
-    req.abort();
-    return undefined;
-  });
 }

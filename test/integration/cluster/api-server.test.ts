@@ -1,6 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { eventually, freshNamespace, kubeConfig, openWatch } from '../support.js';
+import { kubeConfig, openWatch } from '../client-node.js';
+import { eventually, freshNamespace } from '../support.js';
 
 describe('the local control plane is a real Kubernetes', () => {
   it('serves a new CRD and delivers a watch event for a custom resource through client-node', async () => {

@@ -1,7 +1,8 @@
 import * as k8s from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
 import { nodeLeaseDurationSeconds, nodeName } from '../../../src/cluster/layout.js';
-import { eventually, kubeConfig } from '../support.js';
+import { kubeConfig } from '../client-node.js';
+import { eventually } from '../support.js';
 
 /**
  * The node-lifecycle controller marks a node NotReady (and every Pod on it unready) when neither

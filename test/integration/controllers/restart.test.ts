@@ -34,7 +34,8 @@ import {
 import { type Deployment, InstallPlanSubscriptionLabel } from '../../../src/controllers/context.js';
 import { type RunningManager, startManager } from '../../../src/manager/manager.js';
 import { generatedSubscriptionName } from '../../../src/controllers/subscription-plan.js';
-import { eventually, freshNamespace, kubeConfig, openWatch } from '../support.js';
+import { kubeConfig, openWatch } from '../client-node.js';
+import { eventually, freshNamespace } from '../support.js';
 import { failedReconcileLogger, inline } from './install-harness.js';
 import { gadgetCrd, operatorCsv, operatorDeployment } from '../../support/operator-objects.js';
 import {
