@@ -260,6 +260,38 @@ describe('packageManifests', () => {
     expect(bundleCSV({ ...doc, properties: doc.properties.slice(0, 1) })).toBeUndefined();
   });
 
+  it("reads one package's channel heads at a time, so a catalog's head manifests are never in memory at once", async () => {
+    const c = catalog();
+    // A second package, with a head of its own in each of two channels.
+    c.packages.push({ schema: 'olm.package', name: 'other', defaultChannel: 'a' });
+    for (const [ch, v] of [
+      ['a', '1.0.0'],
+      ['b', '2.0.0'],
+    ] as const) {
+      c.channels.push({
+        schema: 'olm.channel',
+        package: 'other',
+        name: ch,
+        entries: [{ name: `other.v${v}` }],
+      });
+      c.bundles.push({ ...bundle(`other.v${v}`, v), package: 'other' });
+    }
+    const calls: string[][] = [];
+    const pms = await packageManifests(c, source, async (docs) => {
+      calls.push(docs.map((d) => `${d.package}/${d.name}`));
+      return inMemoryPayloads(docs);
+    });
+    expect(calls).toEqual([
+      ['op/op.v2.0.0-alpha', 'op/op.v1.2.0'],
+      ['other/other.v1.0.0', 'other/other.v2.0.0'],
+    ]);
+    // Each package still described from its own heads.
+    expect(pms.map((p) => p.status.channels.map((ch) => ch.currentCSV))).toEqual([
+      ['op.v2.0.0-alpha', 'op.v1.2.0'],
+      ['other.v1.0.0', 'other.v2.0.0'],
+    ]);
+  });
+
   it("projects the repository's sample catalog", async () => {
     const loaded = await loadCatalog(new URL('../../../catalogs', import.meta.url).pathname);
     if (!loaded.ok) throw new Error('catalogs/ does not load');
