@@ -10,7 +10,7 @@
  */
 import type { DeclarativeConfig } from '../../apis/fbc.js';
 import type { CatalogSource } from '../../apis/operators.js';
-import { fetchRegistryCatalog, RegistryFailureKind } from '../grpc/fetch.js';
+import type { fetchRegistryCatalog, RegistryFailureKind } from '../grpc/fetch.js';
 import { type CatalogFetcher, FetchFailureReason, type FetchOutcome } from './fetcher.js';
 import { parseSpooled } from './parse.js';
 import type { CatalogSpool, Spooled } from './spool.js';
@@ -26,11 +26,18 @@ export function grpcFetcher(deps: {
   spool: Pick<CatalogSpool, 'writeStream' | 'remove'>;
   read?: RegistryReader;
 }): CatalogFetcher {
-  const read = deps.read ?? fetchRegistryCatalog;
+  const read = deps.read ?? readRegistry;
   return {
     fetch: (source, previous, signal) => fetchGrpc(deps.spool, read, source, previous, signal),
   };
 }
+
+/**
+ * The gRPC client (@grpc/grpc-js and protobufjs, 3 MiB of the manager's memory once loaded) is
+ * loaded when a registry server is first read: most managers never read one.
+ */
+const readRegistry: RegistryReader = async (address, opts) =>
+  (await import('../grpc/fetch.js')).fetchRegistryCatalog(address, opts);
 
 async function fetchGrpc(
   spool: Pick<CatalogSpool, 'writeStream' | 'remove'>,
@@ -70,9 +77,10 @@ async function fetchGrpc(
 /** A registry's failure as the CatalogSource's status says it: OLM's reasons where one fits. */
 function reasonOf(kind: RegistryFailureKind): FetchFailureReason {
   switch (kind) {
-    case RegistryFailureKind.Address:
+    // By value: the kinds' object is in the module loaded only to read a registry.
+    case 'Address':
       return FetchFailureReason.SpecInvalidError;
-    case RegistryFailureKind.InvalidCatalog:
+    case 'InvalidCatalog':
       return FetchFailureReason.InvalidCatalog;
     default:
       return FetchFailureReason.RegistryServerError;

@@ -4,11 +4,12 @@
  * one buffer, which never mixes one part's bytes into another's documents, and it loads only what
  * parsing needs.
  */
-import { readFile, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { LoadWorkerLimits, LoadWorkerYoungMiB, parsePart, reusedBuffer } from '../../../src/catalog/load.js';
+import { hasPackage, modulesLoadedBy } from '../../support/module-graph.js';
 import { tempDir } from '../../support/temp-dir.js';
 
 /**
@@ -101,30 +102,9 @@ describe("the load worker's memory", () => {
     expect(src('/catalog/load.ts')).toEqual([]);
     expect(src('/catalog/schema.ts')).toEqual([]);
     expect(src('/catalog/validate.ts')).toEqual([]);
-    expect([...loaded].filter((f) => f === 'ajv' || f.startsWith('ajv/'))).toEqual([]);
+    expect(hasPackage(loaded, 'ajv')).toBe(false);
     // What it does need is there (the walk follows imports).
     expect(src('/catalog/load-part.ts')).toHaveLength(1);
     expect(loaded).toContain('js-yaml');
   });
 });
-
-/**
- * The modules `entry` loads when it runs: its imports, followed through our sources, without the
- * type-only ones (which are erased). Packages are named as imported.
- */
-async function modulesLoadedBy(entry: string): Promise<Set<string>> {
-  const seen = new Set<string>();
-  const visit = async (file: string): Promise<void> => {
-    if (seen.has(file)) return;
-    seen.add(file);
-    const text = await readFile(file, 'utf8');
-    for (const m of text.matchAll(/^(?:import|export)\s+(?!type\s)[^;]*?from\s+'([^']+)'/gms)) {
-      const spec = m[1]!;
-      if (spec.startsWith('node:')) continue;
-      if (!spec.startsWith('.')) seen.add(spec);
-      else await visit(resolve(dirname(file), spec.replace(/\.js$/, '.ts')));
-    }
-  };
-  await visit(entry);
-  return seen;
-}

@@ -1,0 +1,21 @@
+/**
+ * What a manager loads before it needs it is memory it holds for good. The gRPC client of a
+ * registry server (@grpc/grpc-js and protobufjs, 3 MiB once loaded) is loaded only when a
+ * CatalogSource with `spec.address` is first read, which most managers never do.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { hasPackage, modulesLoadedBy } from '../../support/module-graph.js';
+
+const src = join(import.meta.dirname, '../../../src');
+
+describe('the modules a manager loads at start', () => {
+  it('loads no gRPC client until a registry server is read', async () => {
+    const loaded = await modulesLoadedBy(join(src, 'manager/manager.ts'));
+    // The walk reaches the fetcher that reads a registry server, and stops at its lazy import.
+    expect(loaded).toContain(join(src, 'catalog/content/grpc.ts'));
+    expect(hasPackage(loaded, '@grpc/grpc-js')).toBe(false);
+    expect(hasPackage(loaded, 'protobufjs')).toBe(false);
+    expect(loaded).not.toContain(join(src, 'catalog/grpc/fetch.ts'));
+  });
+});
