@@ -1,7 +1,8 @@
 /**
  * What a manager loads before it needs it is memory it holds for good. The gRPC client of a
  * registry server (@grpc/grpc-js and protobufjs, 3 MiB once loaded) is loaded only when a
- * CatalogSource with `spec.address` is first read, which most managers never do.
+ * CatalogSource with `spec.address` is first read, and the certificate library (@peculiar/x509,
+ * 4 MiB) only when a serving certificate is first issued; most managers do neither.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -17,5 +18,13 @@ describe('the modules a manager loads at start', () => {
     expect(hasPackage(loaded, '@grpc/grpc-js')).toBe(false);
     expect(hasPackage(loaded, 'protobufjs')).toBe(false);
     expect(loaded).not.toContain(join(src, 'catalog/grpc/fetch.ts'));
+  });
+
+  it('loads no certificate library until a certificate is issued', async () => {
+    const loaded = await modulesLoadedBy(join(src, 'manager/manager.ts'));
+    // The walk reaches the module that issues certificates, and stops at its lazy import.
+    expect(loaded).toContain(join(src, 'install/certificates.ts'));
+    expect(hasPackage(loaded, '@peculiar/x509')).toBe(false);
+    expect(hasPackage(loaded, 'reflect-metadata')).toBe(false);
   });
 });
