@@ -82,8 +82,12 @@ export function clusterCatalogStatus(
       set(Type.Serving, 'False', Reason.UserSpecifiedUnavailable, UnavailableMessage);
       break;
   }
-  if (serving) set(Type.Serving, 'True', Reason.Available, 'Serving desired content from resolved source');
-  else if (outcome.kind === 'failed' && conditions.some((c) => c.type === Type.Serving))
+  // A failure leaves a Serving condition as it was (v1 does not touch it), generation included.
+  const servingAlready = conditions.some((c) => c.type === Type.Serving && c.status === 'True');
+  if (serving) {
+    if (outcome.kind === 'serving' || !servingAlready)
+      set(Type.Serving, 'True', Reason.Available, 'Serving desired content from resolved source');
+  } else if (outcome.kind === 'failed' && conditions.some((c) => c.type === Type.Serving))
     set(Type.Serving, 'False', Reason.Unavailable, '');
   // v1 sets Progressing before Serving when it first writes both.
   conditions.sort((a, b) => order(a.type) - order(b.type));

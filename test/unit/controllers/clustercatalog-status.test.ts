@@ -75,14 +75,21 @@ describe('clusterCatalogStatus', () => {
     });
   });
 
-  it('a failed pull with content served: Progressing True Retrying with the cause, and the content served stays in the status', () => {
-    const before = catalog({
-      conditions: [
-        cond({ type: 'Progressing', status: 'True', reason: 'Succeeded' }),
-        cond({ type: 'Serving', status: 'True', reason: 'Available' }),
-      ],
-      ...servingFields,
+  it('a failed pull with content served: Progressing True Retrying with the cause, and the content served stays in the status, its Serving condition untouched', () => {
+    // A new spec (generation 4) whose image fails: Serving still tells of generation 3's content.
+    const served = cond({
+      type: 'Serving',
+      status: 'True',
+      reason: 'Available',
+      message: 'Serving desired content from resolved source',
     });
+    const before = catalog(
+      {
+        conditions: [cond({ type: 'Progressing', status: 'True', reason: 'Succeeded' }), served],
+        ...servingFields,
+      },
+      4,
+    );
     const status = clusterCatalogStatus(
       before,
       { kind: 'failed', terminal: false, message: 'source catalog content: image x: unauthorized', serving },
@@ -94,13 +101,9 @@ describe('clusterCatalogStatus', () => {
         status: 'True',
         reason: 'Retrying',
         message: 'source catalog content: image x: unauthorized',
+        observedGeneration: 4,
       }),
-      cond({
-        type: 'Serving',
-        status: 'True',
-        reason: 'Available',
-        message: 'Serving desired content from resolved source',
-      }),
+      served,
     ]);
     expect(status).toMatchObject(servingFields);
   });
