@@ -12,12 +12,10 @@
  * killing either manager (the leader, then the other) leaves the API answering; a manager started
  * again serves the same certificate; stopping one removes nothing.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { randomBytes, X509Certificate } from 'node:crypto';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { connect } from 'node:tls';
-import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { catalogConfigMapData } from '../../../src/cli/commands/start.js';
@@ -29,12 +27,12 @@ import {
   apiServiceAvailable,
   ServiceName,
 } from '../../../src/server/packageserver/register.js';
+import { spawnBosun } from '../../support/bosun-process.js';
 import { eventually } from '../support.js';
 import { client, create } from '../controllers/support.js';
 import { configMapCatalog, repoCatalogs } from '../packages/support.js';
 
 const run = promisify(execFile);
-const mainModule = pathToFileURL(join(import.meta.dirname, '../../../src/cli/main.ts')).href;
 const ns = `ha-${randomBytes(3).toString('hex')}`;
 const catalog = 'ha-samples';
 const hostIP = defaultPackageApiAddress().split(':')[0]!;
@@ -73,10 +71,7 @@ function startReplica(name: string, globalNamespace = ns): Replica {
     '--log-format',
     'json',
   ];
-  const script = `const { main } = await import(${JSON.stringify(mainModule)}); process.exitCode = await main(${JSON.stringify(args)});`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawnBosun(args, { stdio: ['ignore', 'pipe', 'inherit'] });
   const r: Replica = { name, child, log: [], exited: new Promise((res) => child.once('exit', () => res())) };
   createInterface({ input: child.stdout! }).on('line', (line) => {
     r.log.push(line);
