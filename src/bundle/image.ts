@@ -22,7 +22,7 @@ import { registryLayers } from '../oci/pull.js';
 import { formatReference, type ImageReference } from '../oci/reference.js';
 import { fail, ok, type Problem, type Result } from '../util/result.js';
 import type { FileMap } from '../util/tar-write.js';
-import { type ReadLimits, readLimits } from './limits.js';
+import { LimitEnv, type ReadLimits, readLimits } from './limits.js';
 import { bundleFromFiles } from './read.js';
 
 /** The folders of a bundle image: everything else in it is left unread. */
@@ -121,7 +121,7 @@ export async function pullBundleImage(
   const limits = opts.limits ?? readLimits();
   const content = await readLayers(registryLayers(client, image, limits), {
     image: formatReference(image.ref),
-    limits,
+    limits: { ...limits, maxFileBytesRaise: `${LimitEnv.File} raises it` },
     only: BundleImageFolders,
   });
   const read = bundleFromImageFiles(content, config.labels, pinned);
