@@ -474,10 +474,14 @@ describe('health-gated upgrades', () => {
       from: TestOperator.v2,
       to: TestOperator.v1,
     });
-    expect(s?.status?.conditions?.find((c) => c.type === 'RolledBack')).toMatchObject({
-      status: 'False',
-      reason: 'RollbackRefused',
-    });
+    // The command records the refusal; the manager's next reconcile of the Subscription writes
+    // the condition from it.
+    const refusedCondition = await eventually('the RolledBack condition to say RollbackRefused', async () =>
+      (await sub(ns))?.status?.conditions?.find(
+        (c) => c.type === 'RolledBack' && c.reason === 'RollbackRefused',
+      ),
+    );
+    expect(refusedCondition).toMatchObject({ status: 'False', reason: 'RollbackRefused' });
     // Nothing changed: 0.2.0 runs on, alone, and the CRD is as the admin left it.
     await new Promise((r) => setTimeout(r, 2_000));
     const csvs = await list<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns);
