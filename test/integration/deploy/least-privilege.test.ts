@@ -696,16 +696,26 @@ async function refusals(ns: string, log: readonly string[]): Promise<Refusal[]> 
 async function removeSampleCrds(): Promise<void> {
   const isSample = (name: string) =>
     name === 'dashboards.dashboard.bosun.dev' || name.endsWith('.sample.bosun.dev');
+  type Crd = KubeObject & { status?: { conditions?: { type: string; reason?: string; message?: string }[] } };
   const crds = () =>
-    list<KubeObject>(Builtin.CustomResourceDefinition).then((l) =>
-      l.map((c) => c.metadata!.name!).filter(isSample),
-    );
-  for (const name of await crds()) await remove(Builtin.CustomResourceDefinition, '', name);
+    list<Crd>(Builtin.CustomResourceDefinition).then((l) => l.filter((c) => isSample(c.metadata!.name!)));
+  for (const crd of await crds()) await remove(Builtin.CustomResourceDefinition, '', crd.metadata!.name!);
   // A CRD goes once the API server has deleted its custom resources: on a loaded machine that
-  // took longer than a minute.
+  // took longer than a minute. One still there is named with what its Terminating condition says.
   await eventually(
     'the samples CRDs to be gone',
-    async () => ((await crds()).length === 0 ? true : undefined),
+    async () => {
+      const left = await crds();
+      if (left.length === 0) return true;
+      throw new Error(
+        left
+          .map((c) => {
+            const t = c.status?.conditions?.find((x) => x.type === 'Terminating');
+            return `${c.metadata!.name!} (${t ? `${t.reason ?? ''}: ${t.message ?? ''}` : 'no Terminating condition'})`;
+          })
+          .join('; '),
+      );
+    },
     150_000,
   );
 }
