@@ -213,6 +213,10 @@ async function describeNamespace(ns: string, pkg: string): Promise<string> {
         phases: (c.status?.conditions ?? []).map(
           (x) => `${x.lastTransitionTime} ${x.phase} ${x.reason ?? ''}`,
         ),
+        // What a CSV waiting on its requirements lacks.
+        unmet: (c.status?.requirementStatus ?? [])
+          .filter((r) => r.status !== 'Present')
+          .map((r) => `${r.kind} ${r.name}: ${r.status} ${r.message ?? ''}`),
       })),
       installPlans: plans.map((p) => ({
         name: p.metadata.name,
