@@ -1,18 +1,16 @@
 /**
  * Health-gated upgrades and rollback, the Subscription controller's I/O side (the rules are in
- * src/install/rollback.ts, and the order of a rollback's steps in src/install/rollback-step.ts).
- * Before a namespace is resolved, each Subscription is looked at:
+ * src/install/rollback.ts). Before a namespace is resolved, each Subscription is looked at:
  *
  * - a user's request (annotations set by `bosun rollback` and `bosun upgrade retry`);
  * - an upgrade whose new CSV failed or missed its deadline starts a rollback;
- * - a rollback under way takes its next step: reinstate the previous CSV (it is still there,
- *   Replacing, after an upgrade that never succeeded; otherwise a rollback InstallPlan installs it
- *   from the catalog, keeping every live CRD), remove the failed CSV and its InstallPlans, and
- *   finish once the previous CSV is Succeeded again.
+ * - a rollback under way takes its next step: remove the failed CSV (and its InstallPlan), then
+ *   reinstate the previous CSV (it is still there, Replacing, after an upgrade that never
+ *   succeeded; otherwise a rollback InstallPlan installs it from the catalog, keeping every live
+ *   CRD), and finish once it is Succeeded again.
  *
- * The rollback is written to the Subscription's status before anything is removed, and each step
- * is decided from what the cluster holds on that reconcile, so a manager that stops half way finds
- * the rollback there and takes the step a manager never stopped would. The version rolled back from is held back from
+ * The rollback is written to the Subscription's status before anything is removed, so a manager
+ * that stops half way finds it there and goes on. The version rolled back from is held back from
  * resolution until the catalog's bundle of it changes or a user asks for a retry.
  */
 import { createHash } from 'node:crypto';
@@ -23,6 +21,8 @@ import {
   CSVPhase,
   type HeldVersion,
   HistoryOutcome,
+  type InstallPlan,
+  InstallPlanPhase,
   Resources,
   RollbackPhase,
   type Subscription,
@@ -33,7 +33,6 @@ import { BundleContentReason } from '../catalog/content/bundles.js';
 import type { CatalogRef } from '../catalog/content/store.js';
 import { decodeBundle } from '../install/bundle-objects.js';
 import { csvOwnerOf, withOwner } from '../install/ownership.js';
-import { nextRollbackStep, RollbackStepKind } from '../install/rollback-step.js';
 import {
   bundleContentDigest,
   type LiveCRD,
@@ -262,9 +261,11 @@ function catalogUnread(ctx: SubscriptionContext, ref: CatalogRef): boolean {
 }
 
 /**
- * One step of a rollback under way, the one ../install/rollback-step.ts finds from what the
- * caches hold now (so a manager that stopped anywhere in the rollback takes the same next step as
- * one that did not). Finished when the previous CSV is Succeeded again.
+ * One step of a rollback under way. The previous CSV's InstallPlan runs again before the failed
+ * CSV goes, when the previous CSV is still there: objects both versions ship (a ServiceAccount,
+ * a Service) are owned by whichever installed them last, and would otherwise be collected with
+ * the failed CSV. A previous CSV that is gone is installed once the failed one is gone (it would
+ * otherwise count as replaced by it). Finished when the previous CSV is Succeeded again.
  */
 async function step(
   ctx: SubscriptionContext,
@@ -273,66 +274,32 @@ async function step(
   view: RollbackView,
 ): Promise<RollbackView> {
   const rollback = view.rollback!;
-  const namespace = sub.metadata.namespace!;
   const from = csvs.find((c) => c.metadata.name === rollback.from);
   const to = rollback.to
     ? csvs.find((c) => c.metadata.name === rollback.to && !c.metadata.deletionTimestamp)
     : undefined;
-  const planName = rollbackPlanName(sub, rollback);
-  const plan = ctx.informers.installPlans.get(objectKey(namespace, planName));
-  const next = nextRollbackStep({
-    from: !from ? 'gone' : from.metadata.deletionTimestamp ? 'deleting' : 'present',
-    to: !to ? 'gone' : reinstated(ctx, to) ? 'reinstated' : 'present',
-    ...(plan
-      ? {
-          plan: {
-            name: planName,
-            ...(plan.status?.phase ? { phase: plan.status.phase } : {}),
-            ...(plan.status?.message ? { message: plan.status.message } : {}),
-          },
-        }
-      : {}),
-    fromPlans: ctx.informers.installPlans
-      .list(namespace)
-      .filter(
-        (ip) =>
-          ip.metadata.name !== planName &&
-          ip.metadata.labels?.[SubscriptionLabel] === sub.metadata.name &&
-          ip.spec.clusterServiceVersionNames.includes(rollback.from),
-      )
-      .map((ip) => ip.metadata.name!),
-  });
-  switch (next.kind) {
-    case RollbackStepKind.MakePlan:
-      await createRollbackPlan(ctx, sub, rollback, planName);
-      return view;
-    case RollbackStepKind.AwaitPlan:
-      return view;
-    case RollbackStepKind.Failed:
-      return failed(ctx, sub, view, next.message);
-    case RollbackStepKind.RemakePlan:
+  if (to || !from) {
+    const plan = await ensureRollbackPlan(ctx, sub, rollback);
+    if (plan?.status?.phase === InstallPlanPhase.Failed) {
+      return failed(ctx, sub, view, `InstallPlan ${plan.metadata.name} failed: ${plan.status.message ?? ''}`);
+    }
+    if (plan?.status?.phase !== InstallPlanPhase.Complete) return view;
+    if (!to && !from) {
       // The previous CSV went after its plan ran (retired as replaced: the failed one reached
       // Succeeded meanwhile, before it was removed). The plan runs again, made anew.
-      await deleteIfPresent(ctx.client, objectPath(Resources.InstallPlan, next.plan, namespace));
+      await deleteIfPresent(
+        ctx.client,
+        objectPath(Resources.InstallPlan, plan.metadata.name!, sub.metadata.namespace),
+      );
       return { ...view, requeueAfterMs: stepPollMs };
-    case RollbackStepKind.RemoveFrom:
-      await removeFrom(ctx, namespace, rollback.from, next.csv, next.plans);
-      return { ...view, requeueAfterMs: stepPollMs };
-    case RollbackStepKind.AwaitReinstated:
-      return { ...view, requeueAfterMs: stepPollMs };
-    case RollbackStepKind.Done:
-      return finished(ctx, sub, view, to!);
+    }
   }
-}
-
-/** The rollback finished: the version rolled back to runs again. */
-function finished(
-  ctx: SubscriptionContext,
-  sub: Subscription,
-  view: RollbackView,
-  to: ClusterServiceVersion,
-): RollbackView {
-  const rollback = view.rollback!;
+  if (from) {
+    await removeFailed(ctx, sub, from);
+    return { ...view, requeueAfterMs: stepPollMs };
+  }
+  if (!to) return view;
+  if (!reinstated(ctx, to)) return { ...view, requeueAfterMs: stepPollMs };
   const now = ctx.clock.now();
   const done: SubscriptionRollback = {
     ...rollback,
@@ -379,20 +346,21 @@ type AvailableDeployment = Deployment & {
   status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] };
 };
 
-/** Deletes the CSV rolled back from (unless it is being deleted already), then its InstallPlans. */
-async function removeFrom(
-  ctx: SubscriptionContext,
-  namespace: string,
-  csv: string,
-  deleteCSV: boolean,
-  plans: readonly string[],
-) {
-  if (deleteCSV) {
-    ctx.log.info({ csv }, 'removing the csv rolled back from');
-    await deleteIfPresent(ctx.client, objectPath(Resources.ClusterServiceVersion, csv, namespace));
+/** Deletes the CSV rolled back from, and its InstallPlan (so that a retry makes a new one). */
+async function removeFailed(ctx: SubscriptionContext, sub: Subscription, from: ClusterServiceVersion) {
+  const namespace = sub.metadata.namespace!;
+  const name = from.metadata.name!;
+  if (!from.metadata.deletionTimestamp) {
+    ctx.log.info({ csv: name }, 'removing the csv rolled back from');
+    await deleteIfPresent(ctx.client, objectPath(Resources.ClusterServiceVersion, name, namespace));
   }
-  for (const name of plans)
-    await deleteIfPresent(ctx.client, objectPath(Resources.InstallPlan, name, namespace));
+  for (const ip of ctx.informers.installPlans.list(namespace)) {
+    if (
+      ip.metadata.labels?.[SubscriptionLabel] === sub.metadata.name &&
+      ip.spec.clusterServiceVersionNames.includes(name)
+    )
+      await deleteIfPresent(ctx.client, objectPath(Resources.InstallPlan, ip.metadata.name!, namespace));
+  }
 }
 
 /** A rollback that could not finish: said in status and in an Event, and not tried again by itself. */
@@ -407,20 +375,16 @@ async function failed(
   return { ...view, rollback };
 }
 
-/** The name of the InstallPlan that reinstates the version rolled back to: the same for the same rollback. */
-function rollbackPlanName(sub: Subscription, rollback: SubscriptionRollback): string {
-  const id = `${sub.metadata.namespace}/${sub.metadata.name}/${rollback.from}/${rollback.to}/${rollback.startedAt}`;
-  return `rollback-${createHash('sha256').update(id).digest('hex').slice(0, 10)}`;
-}
-
-/** Creates the InstallPlan that reinstates the version rolled back to, from the Subscription's catalog. */
-async function createRollbackPlan(
+/** The InstallPlan that reinstates the version rolled back to, from the Subscription's catalog. */
+async function ensureRollbackPlan(
   ctx: SubscriptionContext,
   sub: Subscription,
   rollback: SubscriptionRollback,
-  name: string,
-): Promise<void> {
+): Promise<InstallPlan | undefined> {
   const namespace = sub.metadata.namespace!;
+  const name = `rollback-${createHash('sha256').update(`${namespace}/${sub.metadata.name}/${rollback.from}/${rollback.to}/${rollback.startedAt}`).digest('hex').slice(0, 10)}`;
+  const existing = ctx.informers.installPlans.get(objectKey(namespace, name));
+  if (existing) return existing;
   const generation = nextGeneration(ctx.informers.installPlans.list(namespace));
   const to = { bundle: rollback.to!, catalog: sub.spec.source, catalogNamespace: sub.spec.sourceNamespace };
   const base = desiredInstallPlan(sub, to, generation);
@@ -448,6 +412,7 @@ async function createRollbackPlan(
   } catch (err) {
     if (!isAlreadyExists(err)) throw err;
   }
+  return undefined;
 }
 
 /**
