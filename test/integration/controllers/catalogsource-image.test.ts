@@ -14,9 +14,6 @@
  * fails its InstallPlan, naming the image and the cause.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildCatalogImage, readCatalogFiles } from '../../../src/catalog/image.js';
-import { loadCatalog } from '../../../src/catalog/load.js';
-import { pushImage } from '../../../src/oci/build.js';
 import { importedCorpus } from '../../support/corpus-import.js';
 import type { KubeObject, ResourceType } from '../../../src/apis/meta.js';
 import type { CatalogSource, ClusterServiceVersion, InstallPlan } from '../../../src/apis/operators.js';
@@ -31,6 +28,7 @@ import { uniqueGroup } from './operator-support.js';
 import {
   imageOnlyCatalog,
   pushCatalog,
+  pushCatalogFolder,
   pushRaw,
   pushSampleBundles,
   sampleCatalog,
@@ -538,12 +536,8 @@ describe.skipIf(missing !== undefined)('the 2021 OperatorHub corpus as one catal
     }
     const { dir, ...imported } = await importedCorpus(corpus!);
     expect(imported.code, imported.stderr.slice(-2000)).toBe(0);
-    const files = await readCatalogFiles(dir);
-    if (!files.ok) throw new Error(JSON.stringify(files.errors.slice(0, 3)));
     const tag = `${registry.host}/catalogs/corpus:2021`;
-    const digest = await pushImage(push, parseReference(tag), buildCatalogImage(files.value));
-    const local = await loadCatalog(dir);
-    if (!local.ok) throw new Error(JSON.stringify(local.errors.slice(0, 3)));
+    const { digest, local } = await pushCatalogFolder(push, dir, tag);
     const ns = await freshNamespace('image-corpus');
     await create(
       Resources.CatalogSource,
@@ -559,7 +553,7 @@ describe.skipIf(missing !== undefined)('the 2021 OperatorHub corpus as one catal
       600_000,
     );
     expect(readyCondition(cs)?.message).toBe(
-      `catalog synced: ${local.value.packages.length} packages, ${local.value.bundles.length} bundles from ${registry.host}/catalogs/corpus@${digest}`,
+      `catalog synced: ${local.packages.length} packages, ${local.bundles.length} bundles from ${registry.host}/catalogs/corpus@${digest}`,
     );
     expect(manager.ctx.catalogs.get({ namespace: ns, name: 'corpus' })?.digest).toBe(digest);
   }, 900_000);

@@ -17,19 +17,21 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Condition, KubeObject, ResourceType } from '../../../src/apis/meta.js';
 import { credentialsFromDockerConfig } from '../../../src/oci/auth.js';
 import { type ClusterCatalog, V1Resources } from '../../../src/apis/olmv1.js';
-import { buildCatalogImage, readCatalogFiles } from '../../../src/catalog/image.js';
-import { loadCatalog } from '../../../src/catalog/load.js';
 import { parseYamlStream } from '../../../src/bundle/yaml.js';
 import { type RunningManager, startManager } from '../../../src/manager/manager.js';
-import { pushImage } from '../../../src/oci/build.js';
 import { RegistryClient } from '../../../src/oci/client.js';
-import { parseReference } from '../../../src/oci/reference.js';
 import { formatHttpDate } from '../../../src/server/catalogd-request.js';
 import type { FileMap } from '../../../src/util/tar-write.js';
 import { importedCorpus } from '../../support/corpus-import.js';
 import { registryAvailable, startRegistry, type TestRegistry } from '../../support/registry.js';
 import { eventually } from '../support.js';
-import { imageOnlyCatalog, pushCatalog, pushSampleBundles, sampleCatalog } from './image-catalogs.js';
+import {
+  imageOnlyCatalog,
+  pushCatalog,
+  pushCatalogFolder,
+  pushSampleBundles,
+  sampleCatalog,
+} from './image-catalogs.js';
 import { create, get, mergePatch, remove } from './support.js';
 
 const missing = await registryAvailable();
@@ -341,12 +343,8 @@ describe.skipIf(missing !== undefined)('the 2021 OperatorHub corpus as a Cluster
     }
     const { dir, ...imported } = await importedCorpus(corpus!);
     expect(imported.code, imported.stderr.slice(-2000)).toBe(0);
-    const files = await readCatalogFiles(dir);
-    if (!files.ok) throw new Error(JSON.stringify(files.errors.slice(0, 3)));
     const tag = `${registry.host}/catalogs/corpus-v1:2021`;
-    const digest = await pushImage(push, parseReference(tag), buildCatalogImage(files.value));
-    const local = await loadCatalog(dir);
-    if (!local.ok) throw new Error(JSON.stringify(local.errors.slice(0, 3)));
+    const { digest, local } = await pushCatalogFolder(push, dir, tag);
     const name = `corpus-${randomBytes(3).toString('hex')}`;
     const started = Date.now();
     await create(CC, '', clusterCatalog(name, { ref: tag }));
@@ -378,7 +376,7 @@ describe.skipIf(missing !== undefined)('the 2021 OperatorHub corpus as a Cluster
       }
     }
     expect(rest).toBe('');
-    const cfg = local.value;
+    const cfg = local;
     expect(Object.fromEntries(counts)).toEqual({
       'olm.package': cfg.packages.length,
       'olm.channel': cfg.channels.length,

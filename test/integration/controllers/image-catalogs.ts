@@ -11,7 +11,7 @@ import { type DeclarativeConfig, PropertyType } from '../../../src/apis/fbc.js';
 import type { FileMap } from '../../../src/util/tar-write.js';
 import { buildBundleImage } from '../../../src/bundle/image.js';
 import { readBundle, readBundleFiles } from '../../../src/bundle/read.js';
-import { buildCatalogImage } from '../../../src/catalog/image.js';
+import { buildCatalogImage, readCatalogFiles } from '../../../src/catalog/image.js';
 import { loadCatalog } from '../../../src/catalog/load.js';
 import { pushImage } from '../../../src/oci/build.js';
 import type { RegistryClient } from '../../../src/oci/client.js';
@@ -108,6 +108,19 @@ export function imageOnlyCatalog(
 /** Pushes a catalog image of `files` to `ref` (a tag); returns its digest. */
 export async function pushCatalog(client: RegistryClient, ref: string, files: FileMap): Promise<string> {
   return pushImage(client, parseReference(ref), buildCatalogImage(files));
+}
+
+/**
+ * A catalog folder (the corpus import) pushed as one catalog image to `tag`, and loaded from the
+ * folder as the manager loads it, for a test to compare what the manager serves with.
+ */
+export async function pushCatalogFolder(client: RegistryClient, dir: string, tag: string) {
+  const files = await readCatalogFiles(dir);
+  if (!files.ok) throw new Error(JSON.stringify(files.errors.slice(0, 3)));
+  const digest = await pushCatalog(client, tag, files.value);
+  const local = await loadCatalog(dir);
+  if (!local.ok) throw new Error(JSON.stringify(local.errors.slice(0, 3)));
+  return { files: files.value, digest, local: local.value };
 }
 
 /** Pushes an image made by hand (test/support/oci-images.ts: any layer a hostile image could hold) to `ref`. */
