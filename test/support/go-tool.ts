@@ -9,7 +9,8 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rename, rm } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { cacheRoot } from '../../src/cluster/paths.js';
@@ -34,19 +35,32 @@ export interface BuildOptions {
    * source folder's own main.go; the folder then holds only go.mod and go.sum.
    */
   pkg?: string;
+  /**
+   * Build main.go inside a released module instead of a module of its own: for a program that
+   * imports that module's internal packages, which Go allows only from within it. The module is
+   * downloaded through the module proxy, copied unmodified from the module cache to a work folder,
+   * and main.go mapped into it as the package `dir` with `go build -overlay`, so none of the
+   * module's code is copied into Bosun's tree. The source folder then holds only main.go.
+   */
+  inside?: { module: string; version: string; dir: string };
 }
 
 const KEY_FILES = ['go.mod', 'go.sum', 'main.go'];
 
 /** The program built from the Go module in `source`: from the cache, else built, else why not. */
 export async function goProgram(source: string, opts: BuildOptions): Promise<GoProgram> {
-  const keyFiles = opts.pkg ? KEY_FILES.filter((f) => f !== 'main.go') : KEY_FILES;
+  const keyFiles = opts.inside
+    ? ['main.go']
+    : opts.pkg
+      ? KEY_FILES.filter((f) => f !== 'main.go')
+      : KEY_FILES;
   const missing = keyFiles.filter((f) => !existsSync(join(source, f)));
   if (missing.length > 0)
     return { ok: false, why: `${source} has no ${missing.join(', ')} to build ${opts.name}` };
   const hash = createHash('sha256');
   for (const f of keyFiles) hash.update(`${f}\0`).update(await readFile(join(source, f)));
   if (opts.pkg) hash.update(`pkg\0${opts.pkg}`);
+  if (opts.inside) hash.update(`inside\0${opts.inside.module}@${opts.inside.version}\0${opts.inside.dir}`);
   const tags = opts.tags?.length ? [`-tags=${opts.tags.join(',')}`] : [];
   hash.update(tags.join(''));
   const path = join(cacheRoot(), opts.kind, `${opts.name}-${hash.digest('hex').slice(0, 16)}`);
@@ -67,10 +81,12 @@ export async function goProgram(source: string, opts: BuildOptions): Promise<GoP
     ? setInterval(() => log(`still building, ${Math.round((Date.now() - started) / 1000)} s so far`), 30_000)
     : undefined;
   try {
-    const built = await run('go', ['build', ...tags, '-o', partial, opts.pkg ?? '.'], source, {
-      GOFLAGS: '-mod=mod',
-      GOTOOLCHAIN: 'local',
-    });
+    const built = opts.inside
+      ? await buildInside(source, opts.inside, tags, partial)
+      : await run('go', ['build', ...tags, '-o', partial, opts.pkg ?? '.'], source, {
+          GOFLAGS: '-mod=mod',
+          GOTOOLCHAIN: 'local',
+        });
     if (built.code !== 0) {
       await rm(partial, { force: true });
       return { ok: false, why: `${opts.name} not built: go build failed: ${built.out.trim().slice(-2000)}` };
@@ -81,6 +97,48 @@ export async function goProgram(source: string, opts: BuildOptions): Promise<GoP
   }
   log?.(`built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   return { ok: true, path };
+}
+
+/** `go build` of source/main.go as the package `inside.dir` of a work copy of `inside.module`. */
+async function buildInside(
+  source: string,
+  inside: NonNullable<BuildOptions['inside']>,
+  tags: string[],
+  output: string,
+): Promise<{ code: number; out: string }> {
+  const env = { GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' };
+  const work = await mkdtemp(join(tmpdir(), 'bosun-go-inside-'));
+  try {
+    const dl = await run('go', ['mod', 'download', '-json', `${inside.module}@${inside.version}`], work, env);
+    if (dl.code !== 0) return dl;
+    const { Dir } = JSON.parse(dl.stdout) as { Dir?: string };
+    if (!Dir)
+      return { code: 1, out: `go mod download named no folder for ${inside.module}@${inside.version}` };
+    const copy = join(work, 'module');
+    await cp(Dir, copy, { recursive: true });
+    // The module cache's files are read-only; the copy is removed afterwards, so it must not be.
+    await chmodTree(copy);
+    const overlay = join(work, 'overlay.json');
+    await writeFile(
+      overlay,
+      JSON.stringify({ Replace: { [join(copy, inside.dir, 'main.go')]: join(source, 'main.go') } }),
+    );
+    // -mod=readonly: the module builds with its own go.mod and go.sum, as released.
+    return await run('go', ['build', ...tags, `-overlay=${overlay}`, '-o', output, `./${inside.dir}`], copy, {
+      ...env,
+      GOFLAGS: '-mod=readonly',
+    });
+  } finally {
+    await chmodTree(work).catch(() => undefined);
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+async function chmodTree(dir: string): Promise<void> {
+  await chmod(dir, 0o755);
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    await chmod(join(e.parentPath, e.name), e.isDirectory() ? 0o755 : 0o644);
+  }
 }
 
 const toolsDir = resolve(import.meta.dirname, '../../tools');
