@@ -13,8 +13,10 @@
  *   bundle the catalog image names by image only: the first namespace pulls the bundle image, the
  *   second finds it in the cache;
  * - oci.manager_rss.corpus_pull.peak (oci.manager_rss.samples_pull.peak without BOSUN_CORPUS_DIR):
- *   that manager's resident memory while it pulls and reads the catalog image above (sampled
- *   every 100 ms until READY), and VmHWM in the inputs.
+ *   that manager's highest resident memory while it pulls and reads the catalog image above: the
+ *   larger of its RSS sampled every 100 ms until READY and its VmHWM read then (the high-water
+ *   mark of its life, which catches a spike between two samples; vmHWMBefore, its mark before the
+ *   pull, says what the start and the Subscriptions reached). All three are in the inputs.
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -270,6 +272,8 @@ async function managerFigures(
 
     // The catalog image of the fetcher figures (the corpus's where given), its pull watched from outside.
     const samples: number[] = [];
+    // What the manager reached before (its start, the Subscriptions): the figure below is the pull's only where it is higher.
+    const hwmBefore = await rssBytes(manager.pid!, 'VmHWM');
     let done = false;
     const watch = (async () => {
       while (!done) {
@@ -283,15 +287,21 @@ async function managerFigures(
     const readyMs = performance.now() - t;
     done = true;
     await watch;
+    // A spike shorter than the sampling interval is seen only by the kernel's high-water mark,
+    // so the figure is the larger of the two: the peak the manager reached, not the peak sampled.
+    const hwm = await rssBytes(manager.pid!, 'VmHWM');
+    const sampled = Math.max(...samples);
     emit({
       name: managerRssFigure(images.key),
-      value: mib(Math.max(...samples)),
+      value: mib(Math.max(sampled, hwm)),
       unit: 'MiB',
       inputs: {
         ...inputs,
         allocator: managerAllocator(),
         before: mib(samples[0]!),
-        vmHWM: mib(await rssBytes(manager.pid!, 'VmHWM')),
+        sampledPeak: mib(sampled),
+        vmHWM: mib(hwm),
+        vmHWMBefore: mib(hwmBefore),
         samples: samples.length,
         createToReadyMs: round(readyMs),
       },
