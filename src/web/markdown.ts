@@ -101,24 +101,3 @@ export function renderDescription(text: string): RenderedDescription {
   const html = markdown.parse(source) as string;
   return { html: sanitizeHtml(html, options), truncated };
 }
-
-/**
- * One line of plain text from Markdown, for a card: the first paragraph without markup. It is
- * shown as text (never parsed as HTML), so this is about looks, not safety.
- */
-export function firstParagraph(text: string, max = 280): string {
-  const para =
-    text
-      .replace(/\r\n?/g, '\n')
-      .split(/\n\s*\n/)
-      .map((p) => p.trim())
-      .find((p) => p && !/^(#|!\[|<img|\||```|---)/i.test(p)) ?? '';
-  const plain = para
-    .replace(/<[^>]*>/g, '')
-    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/[*_`~]+/g, '')
-    .replace(/\s+/g, ' ')
-    .trim();
-  return plain.length > max ? `${plain.slice(0, max - 1).trimEnd()}…` : plain;
-}

@@ -22,7 +22,7 @@ import { noneMatchHits } from '../catalog/serve.js';
 import type { IndexView, PackageDetail } from './client/api.js';
 import { ApiPath } from './client/api.js';
 import { clientAssets, type AssetStore } from './assets.js';
-import { renderDescription, type RenderedDescription } from './markdown.js';
+import type { RenderedDescription } from './markdown.js';
 import { iconHeaders } from './icon-policy.js';
 import {
   type CatalogContent,
@@ -119,6 +119,8 @@ export interface WebCatalog {
   handle(req: WebRequest): Promise<WebResponse | undefined>;
 }
 
+type Renderer = (markdown: string) => RenderedDescription;
+
 /** Index bodies kept: one per scope seen lately (anonymous, and each signed-in viewer's). */
 const IndexCacheSize = 16;
 
@@ -132,7 +134,7 @@ export function webCatalog(
   const indexes = new Map<string, { body: Buffer; etag: string }>();
   const rendered = new Map<string, RenderedDescription>();
 
-  const render = (markdown: string): RenderedDescription => {
+  const render = (markdown: string, renderDescription: Renderer): RenderedDescription => {
     const hit = rendered.get(markdown);
     if (hit) {
       rendered.delete(markdown);
@@ -256,10 +258,14 @@ export function webCatalog(
             packageId(hit.catalog.info.id, hit.manifest.status.packageName),
           ) ?? [])
         : [];
+      // The renderer (marked and sanitize-html, about 16 MiB resident once loaded) is loaded by
+      // the first package page asked for, not with the manager: most managers never serve one,
+      // and what a manager loads it holds for good.
+      const { renderDescription } = await import('./markdown.js');
       const detail: PackageDetail = packageDetail(hit.catalog, hit.manifest, {
         installs,
         install: state.installContext(hit.catalog),
-        render,
+        render: (markdown) => render(markdown, renderDescription),
       });
       const body = Buffer.from(JSON.stringify(detail));
       return json(req, body, `"${boot}-${digest(body)}"`);

@@ -32,7 +32,8 @@ import {
   type PackageSummary,
 } from './client/api.js';
 import { iconMediaType, isServedImage } from './icon-policy.js';
-import { firstParagraph, type RenderedDescription } from './markdown.js';
+import { firstParagraph } from './first-paragraph.js';
+import type { RenderedDescription } from './markdown.js';
 
 /** One catalog as the web catalog reads it. */
 export interface CatalogContent {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { firstParagraph, MaxDescriptionChars, renderDescription } from '../../../src/web/markdown.js';
+import { firstParagraph } from '../../../src/web/first-paragraph.js';
+import { MaxDescriptionChars, renderDescription } from '../../../src/web/markdown.js';
 
 /** An attribute: a name, and a value quoted either way or not at all. */
 const attribute = String.raw`\s+([^\s=>/]+)(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s>]+))?`;
