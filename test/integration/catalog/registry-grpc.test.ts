@@ -143,8 +143,12 @@ const LOST: { what: string; why: string; apply(render: Doc[], grpc: Doc[]): void
     what: 'the order of properties',
     why: 'the API sends olm.bundle.object apart from the other properties (object and properties fields)',
     apply: (render, grpc) => {
+      // Each property's canonical form made once, not once per comparison: manifests are large.
       for (const d of [...render, ...grpc].filter((x) => x.schema === 'olm.bundle'))
-        d.properties = propsOf(d).sort((a, b) => (canonicalJson(a) < canonicalJson(b) ? -1 : 1));
+        d.properties = propsOf(d)
+          .map((p) => [canonicalJson(p), p] as const)
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([, p]) => p);
     },
   },
   {
@@ -174,9 +178,18 @@ const LOST: { what: string; why: string; apply(render: Doc[], grpc: Doc[]): void
   },
 ];
 
-/** A manifest as the value it holds: the catalog's may be YAML (the fixture's CRDs are), opm's is JSON. */
+/**
+ * A manifest as the value it holds: the catalog's may be YAML (the fixture's CRDs are), opm's is
+ * JSON. JSON is read as JSON (the same value YAML gives it, at a fraction of the time over the
+ * corpus's 4,000 manifests); anything else as YAML.
+ */
 function decodeManifest(data: string): unknown {
-  return parseYaml(Buffer.from(data, 'base64').toString('utf8'));
+  const text = Buffer.from(data, 'base64').toString('utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return parseYaml(text);
+  }
 }
 
 const configDocs = (c: DeclarativeConfig): Doc[] =>
