@@ -35,6 +35,7 @@ import type { ErrorObject } from 'ajv';
 
 // One part's parse lives in load-part.ts, which the load worker imports alone.
 export {
+  KeptBufferBytes,
   liftAndParse,
   type ParsedPart,
   parsePart,

@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { LoadWorkerLimits, parsePart, reusedBuffer } from '../../../src/catalog/load.js';
+import { KeptBufferBytes, LoadWorkerLimits, parsePart, reusedBuffer } from '../../../src/catalog/load.js';
 import { hasPackage, modulesLoadedBy } from '../../support/module-graph.js';
 import { tempDir } from '../../support/temp-dir.js';
 
@@ -53,13 +53,41 @@ describe("the load worker's memory", () => {
     expect(limited).toBeLessThan(0.75 * unlimited);
   }, 30_000);
 
-  it('reads one part after another into one buffer, grown to the largest', async () => {
+  it('reads one part after another into one buffer, grown for a larger part and the smaller one freed at once', async () => {
     const buffers = reusedBuffer();
     const seen: Buffer[] = [];
-    for (const size of [16_384, 65_536, 8192]) await buffers.lend(async (take) => void seen.push(take(size)));
-    expect(seen.map((b) => b.length)).toEqual([16_384, 65_536, 8192]);
+    const lengths: number[] = [];
+    for (const size of [16_384, 65_536, 8192])
+      await buffers.lend(async (take) => {
+        seen.push(take(size));
+        lengths.push(seen.at(-1)!.length);
+      });
+    expect(lengths).toEqual([16_384, 65_536, 8192]);
     // The last two are one memory: the buffer grew for 64 KiB and was lent again (buffers this large never share Node's pool).
     expect(seen[2]!.buffer).toBe(seen[1]!.buffer);
+    // The first buffer's memory was handed on when it grew (detached), not left as garbage beside its successor.
+    expect(seen[0]!.buffer.byteLength).toBe(0);
+  });
+
+  it('gives back the memory of a large part when a much smaller part follows, and keeps a small one', async () => {
+    const buffers = reusedBuffer();
+    const backing = async (size: number) => {
+      let memory: ArrayBufferLike | undefined;
+      await buffers.lend(async (take) => void (memory = take(size).buffer));
+      return memory!;
+    };
+    const large = await backing(4 * KeptBufferBytes);
+    const half = await backing(2 * KeptBufferBytes);
+    // Half the buffer or more: the same memory, read again.
+    expect(half).toBe(large);
+    const small = await backing(65_536);
+    // Less than half of a buffer past KeptBufferBytes: cut down to the part, the large memory freed.
+    expect(large.byteLength).toBe(0);
+    expect(small.byteLength).toBe(65_536);
+    // Within KeptBufferBytes the memory stays for the next small parts, however small.
+    const kept = await backing(KeptBufferBytes);
+    expect(await backing(8192)).toBe(kept);
+    expect(kept.byteLength).toBe(KeptBufferBytes);
   });
 
   it('lends a buffer of its own to a reader that comes while the buffer is lent', async () => {
