@@ -44,6 +44,7 @@ import {
   warningsMessage,
 } from './installplan-steps.js';
 import { checkScopedAccess } from './installplan-access.js';
+import { deleteCreatedCSV, goneSubscription, liveUid } from './installplan-orphan.js';
 import { installWriter } from './operatorgroup-scope.js';
 import type { Applier } from '../kube/apply.js';
 
@@ -91,6 +92,13 @@ const installPlanControllerOwn: Controller<(typeof uses.informers)[number], (typ
   reconcile: (ctx) => async (key) => {
     let ip = ctx.informers.installPlans.get(key);
     if (ip === undefined || ip.metadata.deletionTimestamp || finished(ip)) return;
+    // An unsubscribe is final: a plan whose Subscription is gone is left to the garbage
+    // collector, neither planned nor run (./installplan-orphan.ts).
+    const gone = await goneSubscription(ctx.client, ip);
+    if (gone !== undefined) {
+      ctx.log.info({ reason: gone }, 'installplan left alone: its subscription is gone');
+      return;
+    }
 
     const planned = await planSteps(ctx, ip);
     if (planned.kind === 'wait') {
@@ -199,7 +207,10 @@ class PlanRun {
 }
 
 type PhaseOutcome =
-  { kind: 'applied' } | { kind: 'waiting'; crds: string[] } | { kind: 'failed'; message: string };
+  | { kind: 'applied' }
+  | { kind: 'waiting'; crds: string[] }
+  | { kind: 'failed'; message: string }
+  | { kind: 'orphaned'; reason: string };
 
 /**
  * Carries out an approved plan, as named steps: say it is being installed, apply it phase by
@@ -249,6 +260,10 @@ async function execute(
     const outcome = await applyPhase(run, group.steps);
     if (outcome.kind === 'failed') return failRun(run, outcome.message);
     if (outcome.kind === 'waiting') return waitForCRDs(run, outcome.crds);
+    if (outcome.kind === 'orphaned') {
+      ctx.log.info({ reason: outcome.reason }, 'installplan stopped: its subscription is gone');
+      return undefined;
+    }
   }
   return complete(run);
 }
@@ -299,6 +314,9 @@ async function applyPhase(run: PlanRun, steps: readonly InstallStep[]): Promise<
   const { ctx } = run;
   const waiting: string[] = [];
   for (const step of steps) {
+    const isCSV = step.resource.kind === Resources.ClusterServiceVersion.kind;
+    // Which CSV was there before this apply, to tell whether the apply created it.
+    const before = isCSV ? await liveUid(ctx.client, run.namespace, step.resource.name) : undefined;
     let applied: unknown;
     try {
       applied = await run.writer.apply(await prunedStep(ctx, step, run.pruned, run.filled));
@@ -313,7 +331,11 @@ async function applyPhase(run: PlanRun, steps: readonly InstallStep[]): Promise<
     if (step.resource.kind === 'CustomResourceDefinition' && !isEstablished(crdStatusOf(applied))) {
       waiting.push(step.resource.name);
     }
-    if (step.resource.kind === Resources.ClusterServiceVersion.kind) await ownByCSV(run, step, applied);
+    if (isCSV) {
+      await ownByCSV(run, step, applied);
+      const gone = await createdForNobody(run, step, before, applied);
+      if (gone !== undefined) return { kind: 'orphaned', reason: gone };
+    }
   }
   const refused = waiting.flatMap((name) => {
     const crd = ctx.informers.crds.get(name);
@@ -323,6 +345,28 @@ async function applyPhase(run: PlanRun, steps: readonly InstallStep[]): Promise<
   });
   if (refused.length > 0) return { kind: 'failed', message: refused.join('; ') };
   return waiting.length > 0 ? { kind: 'waiting', crds: waiting } : { kind: 'applied' };
+}
+
+/**
+ * The Subscription may have been deleted while this run applied its steps (the CSV with it, by
+ * the user, before this apply created it again). Asked after the CSV exists, so either the
+ * deletion comes first and is seen here, or it comes after and whoever deletes the CSVs then
+ * finds this one: a CSV this apply created for a Subscription that is gone is deleted again.
+ * A CSV that was there before the apply is left alone (the user may keep an operator running
+ * without its Subscription). Returns why, when the CSV was deleted.
+ */
+async function createdForNobody(
+  run: PlanRun,
+  step: InstallStep,
+  before: string | undefined,
+  applied: unknown,
+): Promise<string | undefined> {
+  const uid = (applied as { metadata?: { uid?: string } }).metadata?.uid;
+  if (uid === undefined || uid === before) return undefined;
+  const gone = await goneSubscription(run.ctx.client, run.ip);
+  if (gone === undefined) return undefined;
+  await deleteCreatedCSV(run.ctx.client, run.namespace, step.resource.name, uid);
+  return `${gone}; CSV ${step.resource.name}, created meanwhile, was deleted again`;
 }
 
 /** The CSV exists now: the objects of its bundle in its namespace get their ownerReference. */
