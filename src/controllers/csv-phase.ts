@@ -10,7 +10,8 @@
  *             → InstallReady (NeedsReinstall) when the rendered Deployments changed
  *   Failed → Succeeded if the strategy is healthy again, else Pending (NeedsReinstall)
  *   any → Replacing (BeingReplaced) while a newer CSV replaces it, → Deleting (Replaced) once
- *         that one, or the newest of the chain of upgrades replacing it, has Succeeded
+ *         that one, or the newest of the chain of upgrades replacing it, has Succeeded, and the
+ *         CSV it replaces itself is gone: a chain is retired from its oldest end, as OLM does
  *   any → Failed (NoOperatorGroup, TooManyOperatorGroups, UnsupportedOperatorGroup, ...) while
  *         the namespace's OperatorGroup does not allow the install
  *   (none) | Pending | InstallReady → Pending (OperatorConditionNotUpgradeable) while the CSV it
@@ -36,6 +37,8 @@ export interface CSVObservation {
    * newest CSV of the chain of upgrades it starts (itself, or one replacing it, and so on).
    */
   replacedBy?: { name: string; phase: CSVPhase | undefined };
+  /** Whether the CSV this one replaces (`spec.replaces`) still exists, being deleted or not. */
+  replacesLive?: boolean;
   /** The message of the Upgradeable=False condition of the CSV this one replaces, if it says so. */
   notUpgradeable?: string;
 }
@@ -68,7 +71,11 @@ export const PhaseMessage = {
 
 export function decideCSVPhase(o: CSVObservation): CSVDecision {
   if (o.replacedBy !== undefined) {
-    if (o.replacedBy.phase === CSVPhase.Succeeded) {
+    // A CSV in the middle of a chain of upgrades waits for the older ones to go first (OLM's
+    // "not a leaf, skipping gc"): deleted before them, it would leave the CSV it replaces replaced
+    // by nothing, which then counts as installed again beside the newest, runs its own version of
+    // the operator's Deployment and holds the Subscription's upgrades back.
+    if (o.replacedBy.phase === CSVPhase.Succeeded && !o.replacesLive) {
       return { ...decide(CSVPhase.Deleting, CSVReason.Replaced, PhaseMessage.Replaced), delete: true };
     }
     return decide(CSVPhase.Replacing, CSVReason.BeingReplaced, `being replaced by csv: ${o.replacedBy.name}`);

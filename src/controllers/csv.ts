@@ -93,6 +93,10 @@ const csvControllerOwn: Controller<(typeof uses.informers)[number], (typeof uses
         enqueue(objectKey(c.metadata.namespace, at));
         at = informers.csvs.get(objectKey(c.metadata.namespace, at))?.spec.replaces;
       }
+      // The CSV replacing this one is retired only once this one is gone (./csv-phase.ts).
+      for (const next of informers.csvs.list(c.metadata.namespace))
+        if (next.spec.replaces === c.metadata.name && next.metadata.name !== c.metadata.name)
+          enqueue(objectKey(c.metadata.namespace, next.metadata.name));
     };
     informers.csvs.on({ add: onCSV, update: (_, c) => onCSV(c), delete: onCSV });
     informers.deployments.on({
@@ -218,6 +222,8 @@ interface Observed {
   replacer: ClusterServiceVersion | undefined;
   /** The newest CSV of the chain of upgrades replacing this one (the replacer itself, or one replacing it). */
   newest: ClusterServiceVersion | undefined;
+  /** Whether the CSV this one replaces is still there (it goes first when a chain is retired). */
+  replacesLive: boolean;
   /** Whether each ServiceAccount the permissions name exists. */
   accounts: Map<string, boolean>;
   requirements: ReturnType<typeof checkRequirements>;
@@ -266,9 +272,10 @@ async function observe(ctx: CSVContext, csv: ClusterServiceVersion): Promise<Obs
           s.status.rollback.from === newest?.metadata.name,
       );
   if (rollingBack) newest = undefined;
-  const replaced = csv.spec.replaces
-    ? informers.csvs.get(objectKey(namespace, csv.spec.replaces))
-    : undefined;
+  const replaced =
+    csv.spec.replaces && csv.spec.replaces !== name
+      ? informers.csvs.get(objectKey(namespace, csv.spec.replaces))
+      : undefined;
   const notUpgradeable = replaced
     ? upgradeBlocked(informers.operatorConditions.get(objectKey(namespace, csv.spec.replaces)))
     : undefined;
@@ -299,6 +306,7 @@ async function observe(ctx: CSVContext, csv: ClusterServiceVersion): Promise<Obs
     notUpgradeable,
     replacer,
     newest,
+    replacesLive: replaced !== undefined,
     accounts,
     requirements,
     config,
@@ -335,6 +343,7 @@ function decide(csv: ClusterServiceVersion, seen: Observed): CSVDecision {
     ...(replacer
       ? { replacedBy: { name: replacer.metadata.name ?? '', phase: seen.newest?.status?.phase } }
       : {}),
+    replacesLive: seen.replacesLive,
     ...(seen.notUpgradeable !== undefined ? { notUpgradeable: seen.notUpgradeable } : {}),
   });
   // Webhooks and API services are judged once the OperatorGroup and the requirements are (as OLM does).

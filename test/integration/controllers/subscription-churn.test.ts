@@ -1,15 +1,19 @@
 /**
  * What the HA soak's Subscription churn found (test/bench/ha.bench.ts), reproduced one moment at a
- * time: the whole manager runs, with its InstallPlan controller held at the point where
+ * time: the whole manager runs, with its InstallPlan or CSV controller held at the point where
  * the soak's timing hit, so that each case happens on every run instead of once in thirty minutes.
  * - An unsubscribe (the Subscription deleted, then its CSVs) while the Subscription's InstallPlan
  *   runs, or is about to run, must stay final: nothing of that plan may create a CSV afterwards.
+ * - Versions published while an upgrade is in flight make a chain of CSVs (each replacing the one
+ *   before); retiring it must not leave its oldest CSV behind, which held the Subscription's
+ *   next upgrade back for good.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BundleDoc } from '../../../src/apis/fbc.js';
 import type { KubeObject } from '../../../src/apis/meta.js';
 import type { ClusterServiceVersion, InstallPlan, Subscription } from '../../../src/apis/operators.js';
 import type { Controller } from '../../../src/controllers/context.js';
+import { csvController } from '../../../src/controllers/csv.js';
 import { installPlanController } from '../../../src/controllers/installplan.js';
 import { controllers, type RunningManager } from '../../../src/manager/manager.js';
 import { splitKey } from '../../../src/kube/cache.js';
@@ -17,6 +21,7 @@ import { Builtin } from '../../../src/kube/resources.js';
 import { gadgetCrd, inline, operatorCsv, operatorDeployment } from '../../support/operator-objects.js';
 import { eventually } from '../support.js';
 import {
+  ConfigMapResource,
   create,
   get,
   list,
@@ -167,8 +172,27 @@ const heldInstallPlans: typeof installPlanController = {
   },
 };
 
+/** CSV reconciles held per key until `until` says so (or `maxMs` passed). */
+const csvHolds = new Map<string, { until: () => Promise<boolean>; maxMs: number; released: boolean }>();
+
+const heldCSVs: typeof csvController = {
+  ...csvController,
+  reconcile: (ctx) => {
+    const inner = csvController.reconcile(ctx);
+    return async (key) => {
+      const hold = csvHolds.get(key);
+      if (hold && !hold.released) {
+        const deadline = Date.now() + hold.maxMs;
+        while (Date.now() < deadline && !(await hold.until())) await new Promise((r) => setTimeout(r, 100));
+        hold.released = true;
+      }
+      return inner(key);
+    };
+  },
+};
+
 const mine: Controller[] = controllers.map((c) =>
-  c === installPlanController ? heldInstallPlans : c,
+  c === installPlanController ? heldInstallPlans : c === csvController ? heldCSVs : c,
 ) as Controller[];
 
 let manager: RunningManager;
@@ -240,6 +264,9 @@ async function staysUnsubscribed(ns: string): Promise<void> {
   expect(await nothingLeft(ns)).toEqual([]);
 }
 
+const publish = (ns: string, text: string) =>
+  mergePatch(ConfigMapResource, ns, 'churn-catalog', { data: { 'catalog.json': text } });
+
 const csvIn = (ns: string, name: string, phase: string, timeoutMs = 90_000) =>
   eventually(
     `${name} to be ${phase}`,
@@ -304,5 +331,51 @@ describe('Subscription churn', () => {
     const plans = await list<InstallPlan>(Resources.InstallPlan, ns);
     expect(plans.map((p) => p.metadata.ownerReferences?.[0]?.uid)).toEqual([sub.metadata.uid]);
     expect(await names(ns)).toEqual([csvName(0)]);
+  });
+
+  it('a chain of upgrades is retired from its oldest CSV, so the next upgrade is not held back', async () => {
+    const ns = await namespaceWithCatalog('churn-chain', catalog(0), 'churn');
+    await subscribe(ns);
+    await csvIn(ns, csvName(0), 'Succeeded');
+    // 1.1.0 never becomes available: the upgrade to it is in flight when 1.2.0 is published.
+    const stuck = new Set([1]);
+    await publish(ns, catalog(1, stuck));
+    await csvIn(ns, csvName(0), 'Replacing');
+    await eventually(`${csvName(1)} to be installing`, async () => {
+      const c = await get<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns, csvName(1));
+      return c?.status?.phase === 'Installing' ? c : undefined;
+    });
+    // The oldest CSV's reconciles come after the middle one's deletion, had it been deleted (as
+    // they did in the soak, where the middle one went first); at most 15 s otherwise.
+    csvHolds.set(`${ns}/${csvName(0)}`, {
+      until: async () => !(await get(Resources.ClusterServiceVersion, ns, csvName(1))),
+      maxMs: 15_000,
+      released: false,
+    });
+    await publish(ns, catalog(2, stuck));
+    await csvIn(ns, csvName(2), 'Succeeded');
+    let seen: (string | undefined)[] = [];
+    await eventually(
+      `only ${csvName(2)} to be left`,
+      async () => ((seen = await names(ns)).join() === csvName(2) ? true : undefined),
+      60_000,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; CSVs: ${seen.join(', ')}`);
+    });
+    // The next version upgrades the Subscription as usual.
+    await publish(ns, catalog(3, stuck));
+    await csvIn(ns, csvName(3), 'Succeeded');
+    const sub = await eventually(`the Subscription to be at ${csvName(3)}`, async () => {
+      const s = await get<Subscription>(Resources.Subscription, ns, pkg);
+      return s?.status?.state === 'AtLatestKnown' && s.status.installedCSV === csvName(3) ? s : undefined;
+    });
+    expect(sub.status?.currentCSV).toBe(csvName(3));
+    await eventually(`only ${csvName(3)} to be left`, async () =>
+      (await names(ns)).join() === csvName(3) ? true : undefined,
+    );
+    const deployment = await get<
+      KubeObject & { spec?: { template?: { spec?: { containers?: { image?: string }[] } } } }
+    >(Builtin.Deployment, ns, pkg);
+    expect(deployment?.spec?.template?.spec?.containers?.[0]?.image).toBe(image(3));
   });
 });

@@ -142,6 +142,16 @@ const table: Row[] = [
     { phase: 'Deleting', reason: 'Replaced', delete: true },
   ],
   [
+    'a CSV in the middle of a chain stays Replacing while the one it replaces is there',
+    { phase: 'Replacing', replacedBy: { name: 'op.v3', phase: 'Succeeded' }, replacesLive: true },
+    { phase: 'Replacing', reason: 'BeingReplaced', install: false, delete: false },
+  ],
+  [
+    'the oldest CSV of a chain whose newest Succeeded is deleted first',
+    { phase: 'Replacing', replacedBy: { name: 'op.v2', phase: 'Succeeded' }, replacesLive: false },
+    { phase: 'Deleting', reason: 'Replaced', delete: true },
+  ],
+  [
     'Replacing whose replacement went away returns to Succeeded when healthy',
     { phase: 'Replacing', strategy: installed },
     { phase: 'Succeeded', reason: 'InstallSucceeded' },
