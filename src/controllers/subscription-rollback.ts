@@ -1,17 +1,21 @@
 /**
  * Health-gated upgrades and rollback, the Subscription controller's I/O side (the rules are in
- * src/install/rollback.ts). Before a namespace is resolved, each Subscription is looked at:
+ * src/install/rollback.ts, and the order of a rollback's steps in src/install/rollback-step.ts).
+ * Before a namespace is resolved, each Subscription is looked at:
  *
  * - a user's request (annotations set by `bosun rollback` and `bosun upgrade retry`);
  * - an upgrade whose new CSV failed or missed its deadline starts a rollback;
- * - a rollback under way takes its next step: remove the failed CSV (and its InstallPlan), then
- *   reinstate the previous CSV (it is still there, Replacing, after an upgrade that never
- *   succeeded; otherwise a rollback InstallPlan installs it from the catalog, keeping every live
- *   CRD), and finish once it is Succeeded again.
+ * - a rollback under way takes its next step: reinstate the previous CSV (it is still there,
+ *   Replacing, after an upgrade that never succeeded; otherwise a rollback InstallPlan installs it
+ *   from the catalog, keeping every live CRD), remove the failed CSV and its InstallPlans, and
+ *   finish once the previous CSV is Succeeded again and every object its InstallPlan applied is
+ *   still there (one taken by the garbage collection of the failed CSV is applied again).
  *
- * The rollback is written to the Subscription's status before anything is removed, so a manager
- * that stops half way finds it there and goes on. The version rolled back from is held back from
- * resolution until the catalog's bundle of it changes or a user asks for a retry.
+ * The rollback is written to the Subscription's status before anything is removed, and each step
+ * is decided from what the cluster holds on that reconcile, so a manager that stops half way
+ * finds the rollback there and takes the step a manager never stopped would. The version rolled
+ * back from is held back from resolution until the catalog's bundle of it changes or a user asks
+ * for a retry.
  */
 import { createHash } from 'node:crypto';
 import type { BundleDoc } from '../apis/fbc.js';
@@ -22,7 +26,6 @@ import {
   type HeldVersion,
   HistoryOutcome,
   type InstallPlan,
-  InstallPlanPhase,
   Resources,
   RollbackPhase,
   type Subscription,
@@ -33,6 +36,14 @@ import { BundleContentReason } from '../catalog/content/bundles.js';
 import type { CatalogRef } from '../catalog/content/store.js';
 import { decodeBundle } from '../install/bundle-objects.js';
 import { csvOwnerOf, withOwner } from '../install/ownership.js';
+import {
+  type LiveObject,
+  type LostObject,
+  nextRollbackStep,
+  objectFate,
+  type RollbackState,
+  RollbackStepKind,
+} from '../install/rollback-step.js';
 import {
   bundleContentDigest,
   type LiveCRD,
@@ -47,7 +58,8 @@ import {
 import { objectKey } from '../kube/cache.js';
 import { collectionPath, objectPath } from '../kube/client.js';
 import { formatTime } from '../kube/conditions.js';
-import { isAlreadyExists } from '../kube/errors.js';
+import { isAlreadyExists, isNotFound } from '../kube/errors.js';
+import { apiVersionFor } from '../olm/kinds.js';
 import type { RecentWrites } from '../kube/recent-writes.js';
 import { writeStatus } from '../kube/status.js';
 import { deleteIfPresent, mergePatch } from './objects.js';
@@ -261,11 +273,10 @@ function catalogUnread(ctx: SubscriptionContext, ref: CatalogRef): boolean {
 }
 
 /**
- * One step of a rollback under way. The previous CSV's InstallPlan runs again before the failed
- * CSV goes, when the previous CSV is still there: objects both versions ship (a ServiceAccount,
- * a Service) are owned by whichever installed them last, and would otherwise be collected with
- * the failed CSV. A previous CSV that is gone is installed once the failed one is gone (it would
- * otherwise count as replaced by it). Finished when the previous CSV is Succeeded again.
+ * One step of a rollback under way, the one ../install/rollback-step.ts finds from what the
+ * caches hold now (so a manager that stopped anywhere in the rollback takes the same next step as
+ * one that did not). Finished when the previous CSV is Succeeded again and the objects of its
+ * InstallPlan are there to stay.
  */
 async function step(
   ctx: SubscriptionContext,
@@ -274,32 +285,126 @@ async function step(
   view: RollbackView,
 ): Promise<RollbackView> {
   const rollback = view.rollback!;
+  const namespace = sub.metadata.namespace!;
   const from = csvs.find((c) => c.metadata.name === rollback.from);
   const to = rollback.to
     ? csvs.find((c) => c.metadata.name === rollback.to && !c.metadata.deletionTimestamp)
     : undefined;
-  if (to || !from) {
-    const plan = await ensureRollbackPlan(ctx, sub, rollback);
-    if (plan?.status?.phase === InstallPlanPhase.Failed) {
-      return failed(ctx, sub, view, `InstallPlan ${plan.metadata.name} failed: ${plan.status.message ?? ''}`);
-    }
-    if (plan?.status?.phase !== InstallPlanPhase.Complete) return view;
-    if (!to && !from) {
+  const planName = rollbackPlanName(sub, rollback);
+  const plan = ctx.informers.installPlans.get(objectKey(namespace, planName));
+  const state: RollbackState = {
+    from: !from ? 'gone' : from.metadata.deletionTimestamp ? 'deleting' : 'present',
+    to: !to ? 'gone' : reinstated(ctx, to) ? 'reinstated' : 'present',
+    ...(plan
+      ? {
+          plan: {
+            name: planName,
+            ...(plan.status?.phase ? { phase: plan.status.phase } : {}),
+            ...(plan.status?.message ? { message: plan.status.message } : {}),
+          },
+        }
+      : {}),
+    fromPlans: ctx.informers.installPlans
+      .list(namespace)
+      .filter(
+        (ip) =>
+          ip.metadata.name !== planName &&
+          ip.metadata.labels?.[SubscriptionLabel] === sub.metadata.name &&
+          ip.spec.clusterServiceVersionNames.includes(rollback.from),
+      )
+      .map((ip) => ip.metadata.name!),
+  };
+  let next = nextRollbackStep(state);
+  if (next.kind === RollbackStepKind.CheckObjects && plan)
+    next = nextRollbackStep({ ...state, lost: await lostObjects(ctx, plan, csvs) });
+  switch (next.kind) {
+    case RollbackStepKind.MakePlan:
+      await createRollbackPlan(ctx, sub, rollback, planName);
+      return view;
+    case RollbackStepKind.AwaitPlan:
+      return view;
+    case RollbackStepKind.Failed:
+      return failed(ctx, sub, view, next.message);
+    case RollbackStepKind.RemakePlan:
       // The previous CSV went after its plan ran (retired as replaced: the failed one reached
-      // Succeeded meanwhile, before it was removed). The plan runs again, made anew.
-      await deleteIfPresent(
-        ctx.client,
-        objectPath(Resources.InstallPlan, plan.metadata.name!, sub.metadata.namespace),
-      );
+      // Succeeded meanwhile, before it was removed), or objects the plan applied went after it
+      // ran (`lost`). The plan runs again, made anew.
+      if (next.lost) {
+        ctx.log.info({ installPlan: next.plan, lost: next.lost }, 'rollback installplan runs again');
+        void ctx.events.normal(
+          sub,
+          'RollbackReapplied',
+          `${rollback.to}: InstallPlan ${next.plan} runs again, since objects it applied went or are being garbage collected: ${next.lost.join(', ')}`,
+        );
+      }
+      await deleteIfPresent(ctx.client, objectPath(Resources.InstallPlan, next.plan, namespace));
       return { ...view, requeueAfterMs: stepPollMs };
-    }
+    case RollbackStepKind.RemoveFrom:
+      await removeFrom(ctx, namespace, rollback.from, next.csv, next.plans);
+      return { ...view, requeueAfterMs: stepPollMs };
+    case RollbackStepKind.AwaitObjects:
+      ctx.log.info({ objects: next.objects }, 'rollback waits for objects being deleted, to put them back');
+      return { ...view, requeueAfterMs: stepPollMs };
+    case RollbackStepKind.CheckObjects:
+    case RollbackStepKind.AwaitReinstated:
+      return { ...view, requeueAfterMs: stepPollMs };
+    case RollbackStepKind.Done:
+      return finished(ctx, sub, view, to!);
   }
-  if (from) {
-    await removeFailed(ctx, sub, from);
-    return { ...view, requeueAfterMs: stepPollMs };
+}
+
+/**
+ * The objects the completed rollback InstallPlan applied that are not safely there (gone, being
+ * deleted, or owned only by CSVs that no longer exist), read from the API server: the caches hold
+ * none of most of these kinds, and the garbage collector's work is seen only there. The plan's
+ * own CSV is left out (the rollback judges it by itself). A namespaced step's object is in the
+ * plan's namespace, where the plan applies it.
+ */
+async function lostObjects(
+  ctx: SubscriptionContext,
+  plan: InstallPlan,
+  csvs: readonly ClusterServiceVersion[],
+): Promise<LostObject[]> {
+  const namespace = plan.metadata.namespace!;
+  const liveCSVs = new Set(
+    csvs
+      .filter((c) => c.metadata.namespace === namespace && !c.metadata.deletionTimestamp)
+      .map((c) => c.metadata.uid ?? ''),
+  );
+  const lost: LostObject[] = [];
+  for (const { resource } of plan.status?.plan ?? []) {
+    if (resource.kind === Resources.ClusterServiceVersion.kind) continue;
+    const object = {
+      apiVersion: apiVersionFor(resource.group, resource.version),
+      kind: resource.kind,
+      metadata: { name: resource.name, namespace },
+    };
+    const path = await ctx.applier.pathOf(object);
+    const live = await ctx.client.request<LiveObject>({ path }).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    });
+    const why = objectFate(live, liveCSVs);
+    if (why !== undefined)
+      lost.push({ object: `${resource.kind} ${describeName(path, resource.name)}`, why });
   }
-  if (!to) return view;
-  if (!reinstated(ctx, to)) return { ...view, requeueAfterMs: stepPollMs };
+  return lost;
+}
+
+/** `namespace/name` for an object at a namespaced path, else `name`. */
+function describeName(path: string, name: string): string {
+  const ns = /\/namespaces\/([^/]+)\//.exec(path)?.[1];
+  return ns ? `${decodeURIComponent(ns)}/${name}` : name;
+}
+
+/** The rollback finished: the version rolled back to runs again. */
+function finished(
+  ctx: SubscriptionContext,
+  sub: Subscription,
+  view: RollbackView,
+  to: ClusterServiceVersion,
+): RollbackView {
+  const rollback = view.rollback!;
   const now = ctx.clock.now();
   const done: SubscriptionRollback = {
     ...rollback,
@@ -323,7 +428,7 @@ async function step(
 
 /**
  * Whether the previous version runs again: its CSV Succeeded, and each of its Deployments its own
- * again and available (a CSV that was Replacing may pass for Succeeded for a moment, while the
+ * again (by label and by ownerReference) and available (a CSV that was Replacing may pass for Succeeded for a moment, while the
  * Deployment it shares with the failed version is still the failed version's).
  */
 function reinstated(ctx: SubscriptionContext, to: ClusterServiceVersion): boolean {
@@ -336,6 +441,9 @@ function reinstated(ctx: SubscriptionContext, to: ClusterServiceVersion): boolea
       live !== undefined &&
       !live.metadata?.deletionTimestamp &&
       csvOwnerOf(live.metadata?.labels)?.name === to.metadata.name &&
+      // Owned by this CSV itself, not only labelled for it: a Deployment still owned by the CSV
+      // rolled back from alone is the garbage collector's to delete.
+      (live.metadata?.ownerReferences ?? []).some((o) => o.uid === to.metadata.uid) &&
       (live.status?.observedGeneration ?? 0) >= (live.metadata?.generation ?? 0) &&
       live.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true
     );
@@ -346,21 +454,20 @@ type AvailableDeployment = Deployment & {
   status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] };
 };
 
-/** Deletes the CSV rolled back from, and its InstallPlan (so that a retry makes a new one). */
-async function removeFailed(ctx: SubscriptionContext, sub: Subscription, from: ClusterServiceVersion) {
-  const namespace = sub.metadata.namespace!;
-  const name = from.metadata.name!;
-  if (!from.metadata.deletionTimestamp) {
-    ctx.log.info({ csv: name }, 'removing the csv rolled back from');
-    await deleteIfPresent(ctx.client, objectPath(Resources.ClusterServiceVersion, name, namespace));
+/** Deletes the CSV rolled back from (unless it is being deleted already), then its InstallPlans. */
+async function removeFrom(
+  ctx: SubscriptionContext,
+  namespace: string,
+  csv: string,
+  deleteCSV: boolean,
+  plans: readonly string[],
+) {
+  if (deleteCSV) {
+    ctx.log.info({ csv }, 'removing the csv rolled back from');
+    await deleteIfPresent(ctx.client, objectPath(Resources.ClusterServiceVersion, csv, namespace));
   }
-  for (const ip of ctx.informers.installPlans.list(namespace)) {
-    if (
-      ip.metadata.labels?.[SubscriptionLabel] === sub.metadata.name &&
-      ip.spec.clusterServiceVersionNames.includes(name)
-    )
-      await deleteIfPresent(ctx.client, objectPath(Resources.InstallPlan, ip.metadata.name!, namespace));
-  }
+  for (const name of plans)
+    await deleteIfPresent(ctx.client, objectPath(Resources.InstallPlan, name, namespace));
 }
 
 /** A rollback that could not finish: said in status and in an Event, and not tried again by itself. */
@@ -375,16 +482,20 @@ async function failed(
   return { ...view, rollback };
 }
 
-/** The InstallPlan that reinstates the version rolled back to, from the Subscription's catalog. */
-async function ensureRollbackPlan(
+/** The name of the InstallPlan that reinstates the version rolled back to: the same for the same rollback. */
+function rollbackPlanName(sub: Subscription, rollback: SubscriptionRollback): string {
+  const id = `${sub.metadata.namespace}/${sub.metadata.name}/${rollback.from}/${rollback.to}/${rollback.startedAt}`;
+  return `rollback-${createHash('sha256').update(id).digest('hex').slice(0, 10)}`;
+}
+
+/** Creates the InstallPlan that reinstates the version rolled back to, from the Subscription's catalog. */
+async function createRollbackPlan(
   ctx: SubscriptionContext,
   sub: Subscription,
   rollback: SubscriptionRollback,
-): Promise<InstallPlan | undefined> {
+  name: string,
+): Promise<void> {
   const namespace = sub.metadata.namespace!;
-  const name = `rollback-${createHash('sha256').update(`${namespace}/${sub.metadata.name}/${rollback.from}/${rollback.to}/${rollback.startedAt}`).digest('hex').slice(0, 10)}`;
-  const existing = ctx.informers.installPlans.get(objectKey(namespace, name));
-  if (existing) return existing;
   const generation = nextGeneration(ctx.informers.installPlans.list(namespace));
   const to = { bundle: rollback.to!, catalog: sub.spec.source, catalogNamespace: sub.spec.sourceNamespace };
   const base = desiredInstallPlan(sub, to, generation);
@@ -412,7 +523,6 @@ async function ensureRollbackPlan(
   } catch (err) {
     if (!isAlreadyExists(err)) throw err;
   }
-  return undefined;
 }
 
 /**

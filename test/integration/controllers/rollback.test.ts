@@ -157,6 +157,75 @@ async function consistentOnV1(ns: string) {
 const managerAlone = () => managerProcess({ kubeconfig: inject('kubeconfig') });
 const killed = (m: ManagerProcess) => killWith(m, 'SIGKILL');
 
+/**
+ * A ValidatingAdmissionPolicy (and its binding) refusing every delete of an InstallPlan in `ns`;
+ * returns once the API server refuses to delete `probe` (an InstallPlan there), as it takes up a
+ * new policy a moment after it is made.
+ */
+async function refuseInstallPlanDeletes(ns: string, probe: string): Promise<{ remove(): Promise<void> }> {
+  const base = '/apis/admissionregistration.k8s.io/v1';
+  const name = `refuse-installplan-deletes-${ns}`;
+  await client().request({
+    method: 'POST',
+    path: `${base}/validatingadmissionpolicies`,
+    body: {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: ['operators.coreos.com'],
+              apiVersions: ['*'],
+              operations: ['DELETE'],
+              resources: ['installplans'],
+            },
+          ],
+        },
+        validations: [{ expression: 'false', message: 'InstallPlan deletes are refused by the test' }],
+      },
+    },
+  });
+  await client().request({
+    method: 'POST',
+    path: `${base}/validatingadmissionpolicybindings`,
+    body: {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name },
+      spec: {
+        policyName: name,
+        validationActions: ['Deny'],
+        matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': ns } } },
+      },
+    },
+  });
+  await eventually(
+    'InstallPlan deletes to be refused',
+    async () => {
+      try {
+        await client().request({
+          method: 'DELETE',
+          path: `/apis/operators.coreos.com/v1alpha1/namespaces/${ns}/installplans/${probe}`,
+          query: { dryRun: 'All' },
+        });
+        return undefined;
+      } catch (err) {
+        return /refused by the test/.test((err as { body?: string }).body ?? '') ? true : undefined;
+      }
+    },
+    30_000,
+  );
+  return {
+    async remove() {
+      for (const kind of ['validatingadmissionpolicybindings', 'validatingadmissionpolicies'])
+        await client().request({ method: 'DELETE', path: `${base}/${kind}/${name}` });
+    },
+  };
+}
+
 describe('health-gated upgrades', () => {
   it('an upgrade that never becomes available is rolled back at its deadline, keeping every custom resource; held back until a retry', async () => {
     const ns = await subscribed('8s');
@@ -308,6 +377,101 @@ describe('health-gated upgrades', () => {
       await killed(child);
       manager = await startTestManager();
     }
+  });
+
+  it('a rollback stopped after removing the CSV rolled back from, before its InstallPlan, removes the InstallPlan when the manager starts again', async () => {
+    const ns = await subscribed('5m', testBundle('0.2.0'));
+    await inPhase(ns, TestOperator.v2, 'Succeeded');
+    await eventually('0.1.0 to be gone', async () =>
+      (await csvPhase(ns, TestOperator.v1)) ? undefined : true,
+    );
+    await makeWidgets(ns);
+    const before = await storedWidgets(ns);
+    const v2Plans = async () =>
+      (await list<InstallPlan>(Resources.InstallPlan, ns))
+        .filter((p) => p.spec.clusterServiceVersionNames.includes(TestOperator.v2))
+        .map((p) => p.metadata.name!);
+    const [v2Plan] = await v2Plans();
+    expect(v2Plan).toBeDefined();
+    // The state a manager killed between its two deletions leaves (0.2.0's CSV gone, its
+    // InstallPlan not), made deterministic: the API server refuses to delete InstallPlans of this
+    // namespace until the manager is stopped.
+    const undeletable = await refuseInstallPlanDeletes(ns, v2Plan!);
+    try {
+      const result = await bosunCli('rollback', '-n', ns, 'testop', '--timeout', '0');
+      expect(result, result.err).toMatchObject({ code: 0 });
+      await inPhase(ns, TestOperator.v1, 'Succeeded');
+      await eventually('0.2.0 to be gone', async () =>
+        (await csvPhase(ns, TestOperator.v2)) ? undefined : true,
+      );
+      // While 0.2.0's InstallPlan is there, the rollback is not finished.
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect((await sub(ns))?.status?.rollback?.phase).toBe('RollingBack');
+      expect(await v2Plans()).toEqual([v2Plan]);
+      await manager?.stop();
+      manager = undefined;
+    } finally {
+      await undeletable.remove();
+    }
+    manager = await startTestManager();
+    await rolledBack(ns, TestOperator.v2);
+    await consistentOnV1(ns);
+    expect(await v2Plans()).toEqual([]);
+    expect(await storedWidgets(ns)).toEqual(before);
+  });
+
+  it('objects of the rollback InstallPlan that go before the rollback finishes are put back, and the rollback waits for them', async () => {
+    const ns = await subscribed('5m', testBundle('0.2.0'));
+    await inPhase(ns, TestOperator.v2, 'Succeeded');
+    await eventually('0.1.0 to be gone', async () =>
+      (await csvPhase(ns, TestOperator.v1)) ? undefined : true,
+    );
+    // The rollback is kept from finishing (0.2.0's InstallPlan cannot be deleted) until the
+    // manager is stopped, so that objects of the rollback's InstallPlan can be taken away in
+    // between: what the garbage collection of 0.2.0 (a ServiceAccount both versions ship) or a
+    // late cleanup after 0.1.0's earlier deletion (its ClusterRole) did in full runs.
+    const [v2Plan] = (await list<InstallPlan>(Resources.InstallPlan, ns))
+      .filter((p) => p.spec.clusterServiceVersionNames.includes(TestOperator.v2))
+      .map((p) => p.metadata.name!);
+    const undeletable = await refuseInstallPlanDeletes(ns, v2Plan!);
+    let rollbackPlan: InstallPlan | undefined;
+    try {
+      const result = await bosunCli('rollback', '-n', ns, 'testop', '--timeout', '0');
+      expect(result, result.err).toMatchObject({ code: 0 });
+      await inPhase(ns, TestOperator.v1, 'Succeeded');
+      rollbackPlan = await eventually('the rollback InstallPlan to complete', async () =>
+        (await list<InstallPlan>(Resources.InstallPlan, ns)).find(
+          (p) => p.metadata.name?.startsWith('rollback-') && p.status?.phase === 'Complete',
+        ),
+      );
+      expect((await sub(ns))?.status?.rollback?.phase).toBe('RollingBack');
+      await manager?.stop();
+      manager = undefined;
+    } finally {
+      await undeletable.remove();
+    }
+    const steps = rollbackPlan.status?.plan ?? [];
+    const lost = steps.filter((s) => ['ServiceAccount', 'ClusterRole'].includes(s.resource.kind));
+    expect(lost.map((s) => s.resource.kind).sort()).toEqual(['ClusterRole', 'ServiceAccount']);
+    const pathOf = (kind: string, name: string) =>
+      kind === 'ServiceAccount'
+        ? `/api/v1/namespaces/${ns}/serviceaccounts/${name}`
+        : `/apis/rbac.authorization.k8s.io/v1/clusterroles/${name}`;
+    for (const { resource } of lost)
+      await client().request({ method: 'DELETE', path: pathOf(resource.kind, resource.name) });
+
+    manager = await startTestManager();
+    await rolledBack(ns, TestOperator.v2);
+    for (const { resource } of lost) {
+      const back = await client().request<{ metadata: { ownerReferences?: { name: string }[] } }>({
+        path: pathOf(resource.kind, resource.name),
+      });
+      if (resource.kind === 'ServiceAccount')
+        expect(back.metadata.ownerReferences?.map((o) => o.name)).toEqual([TestOperator.v1]);
+    }
+    await consistentOnV1(ns);
+    const reapplied = (await eventsFor(ns, 'testop')).filter((e) => e.reason === 'RollbackReapplied');
+    expect(reapplied.map((e) => e.message).join('\n')).toContain(`ServiceAccount ${ns}/`);
   });
 
   it('`bosun rollback` is refused, changing nothing, when the live CRD no longer serves the version the older operator needs', async () => {
