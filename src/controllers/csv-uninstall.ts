@@ -8,7 +8,13 @@
  * its namespace too) when Bosun is not running. CRDs and custom resources are never deleted.
  */
 import type { KubeObject } from '../apis/meta.js';
-import { InstallPlanPhase, Resources } from '../apis/operators.js';
+import {
+  type InstallPlan,
+  InstallPlanPhase,
+  Resources,
+  RollbackPhase,
+  type Subscription,
+} from '../apis/operators.js';
 import { anyCSVOwnerSelector, CopiedFromLabel, csvOwnerOf, ownerSelector } from '../install/ownership.js';
 import { objectKey } from '../kube/cache.js';
 import { collectionPath, objectPath } from '../kube/client.js';
@@ -18,21 +24,23 @@ import { deleteByLabel, exists, Rbac } from './objects.js';
 
 /**
  * After a CSV is gone: delete the webhook configurations, APIServices, cluster-scoped RBAC and
- * RBAC in other namespaces that its owner labels point at, and reset orphaned conversions. Checked against the API (not only the cache) so a CSV that the cache
- * has not seen yet is never cleaned up, and skipped while an InstallPlan is still creating it
- * (its RBAC is applied before the CSV exists).
+ * RBAC in other namespaces that its owner labels point at, and reset orphaned conversions.
+ * Checked against the API (not only the cache) so a CSV that the cache has not seen yet is never
+ * cleaned up, and skipped while the CSV is being put back
+ * (`reinstalling`: its RBAC is applied before the CSV exists). Both are read again before each
+ * kind is deleted: a cleanup that runs late (retried, or queued behind others) can overlap a
+ * rollback that reinstalls the same CSV, and would otherwise delete the ClusterRole the rollback's
+ * InstallPlan had just applied, leaving the operator its binding without its role.
  */
 export async function cleanupDeleted(ctx: CSVContext, namespace: string, name: string) {
-  if (await exists(ctx.client, objectPath(Resources.ClusterServiceVersion, name, namespace))) return;
-  const installing = ctx.informers.installPlans
-    .list(namespace)
-    .some(
-      (ip) =>
-        ip.spec.clusterServiceVersionNames.includes(name) &&
-        ip.status?.phase !== InstallPlanPhase.Complete &&
-        ip.status?.phase !== InstallPlanPhase.Failed,
-    );
-  if (installing) return;
+  // The cache first, the API second: an InstallPlan creates the CSV before it says Complete, so
+  // a plan seen finished here means the CSV exists for the API by then.
+  const gone = async () =>
+    !reinstalling(
+      name,
+      ctx.informers.installPlans.list(namespace),
+      ctx.informers.subscriptions.list(namespace),
+    ) && !(await exists(ctx.client, objectPath(Resources.ClusterServiceVersion, name, namespace)));
   const selector = ownerSelector({ name, namespace });
   const deleted: string[] = [];
   // Webhook configurations first: one whose operator is gone can only refuse requests.
@@ -43,11 +51,35 @@ export async function cleanupDeleted(ctx: CSVContext, namespace: string, name: s
     Rbac.RoleBinding,
     Rbac.Role,
   ]) {
+    if (!(await gone())) return;
     deleted.push(...(await deleteByLabel(ctx.client, resource, selector)));
   }
   if (deleted.length > 0) ctx.log.info({ deleted }, 'removed cluster objects of deleted csv');
   const reset = await resetOrphanedConversions(ctx, namespace);
   if (reset.length > 0) ctx.log.info({ crds: reset }, 'removed conversion webhooks of deleted csv');
+}
+
+/**
+ * Whether the CSV `name`, gone now, is being put back: an InstallPlan that installs it has not
+ * finished, or a rollback under way goes back to it (the rollback is in the Subscription's status
+ * before its InstallPlan is made, and stays there until the CSV runs again).
+ */
+export function reinstalling(
+  name: string,
+  installPlans: readonly Pick<InstallPlan, 'spec' | 'status'>[],
+  subscriptions: readonly Pick<Subscription, 'status'>[],
+): boolean {
+  return (
+    installPlans.some(
+      (ip) =>
+        ip.spec.clusterServiceVersionNames.includes(name) &&
+        ip.status?.phase !== InstallPlanPhase.Complete &&
+        ip.status?.phase !== InstallPlanPhase.Failed,
+    ) ||
+    subscriptions.some(
+      (s) => s.status?.rollback?.phase === RollbackPhase.RollingBack && s.status.rollback.to === name,
+    )
+  );
 }
 
 /** Once the caches are filled: enqueue the CSVs that own cluster RBAC but no longer exist. */
