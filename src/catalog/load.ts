@@ -221,10 +221,20 @@ export function partParser(opts: { inThread: boolean }): PartParser {
  */
 export function partAdder(cfg: DeclarativeConfig, problems: Problem[]) {
   const interned = new Map<string, string>();
+  const kept = new WeakSet<unknown[]>();
   return {
+    /**
+     * Interns a part's strings as soon as it is parsed, for a caller that adds it only later (a
+     * catalog image's files are added once the pull is done, in the listing's order): until then
+     * every copy of a repeated description was held (4 MiB of the corpus catalog's).
+     */
+    keep(parsed: ParsedPart): ParsedPart {
+      if (parsed.ok && !kept.has(parsed.docs)) kept.add(internStrings(parsed.docs, interned));
+      return parsed;
+    },
     add(parsed: ParsedPart, part: FilePart): void {
       if (!parsed.ok) return void problems.push(parsed.problem);
-      const docs = internStrings(parsed.docs, interned);
+      const docs = kept.has(parsed.docs) ? parsed.docs : internStrings(parsed.docs, interned);
       // The handles came beside the documents, never in them (see payloads.ts).
       attachStoredPayloads(docs, parsed.stored);
       addParsedDocuments(cfg, docs, part.name, problems);

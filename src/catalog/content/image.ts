@@ -206,6 +206,9 @@ async function pullAndParse(
   const compressed = inspected.image.manifest.layers.reduce((n, l) => n + l.size, 0);
   const parser = partParser({ inThread: compressed < WORKER_THRESHOLD_BYTES / 4 });
   const parses = new Map<string, Promise<Settled<ParsedPart>>>();
+  const config = emptyConfig();
+  const problems: Problem[] = [];
+  const adder = partAdder(config, problems);
   const inConfigs = (path: string) => !folder.ok || folder.path === '' || path.startsWith(`${folder.path}/`);
   let kept = false;
   try {
@@ -214,15 +217,12 @@ async function pullAndParse(
       ...(deps.platform && { platform: deps.platform }),
       onFile: (path, size) => {
         if (inConfigs(path) && isCatalogFileName(path))
-          parses.set(path, settle(parser.parse(part(path, size))));
+          parses.set(path, settle(parser.parse(part(path, size)).then((p) => adder.keep(p))));
       },
     });
-    const problems: Problem[] = [];
     const rels = (await listCatalogFiles(pulled.configs, problems)).sort();
     if (problems.length)
       return invalid(address, `image ${pinned}: ${problems.slice(0, 5).map(formatProblem).join('; ')}`);
-    const config = emptyConfig();
-    const adder = partAdder(config, problems);
     const files: string[] = [];
     for (const rel of rels) {
       const path = pulled.folder === '' ? rel : `${pulled.folder}/${rel}`;

@@ -6,9 +6,18 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { KeptBufferBytes, LoadWorkerLimits, parsePart, reusedBuffer } from '../../../src/catalog/load.js';
+import {
+  KeptBufferBytes,
+  LoadWorkerLimits,
+  parsePart,
+  partAdder,
+  reusedBuffer,
+} from '../../../src/catalog/load.js';
+import { emptyConfig } from '../../../src/apis/fbc.js';
 import { hasPackage, modulesLoadedBy } from '../../support/module-graph.js';
 import { tempDir } from '../../support/temp-dir.js';
 
@@ -136,5 +145,48 @@ describe("the load worker's memory", () => {
     // What it does need is there (the walk follows imports).
     expect(src('/catalog/load-part.ts')).toHaveLength(1);
     expect(loaded).toContain('js-yaml');
+  });
+
+  describe('parts kept before they are added (a catalog image read while it is pulled)', () => {
+    /** Parts as a worker sends them: each its own copy of one long description, in a package per part. */
+    const parts = (n: number, description: string) =>
+      Array.from({ length: n }, (_, i) => {
+        const docs = JSON.parse(
+          JSON.stringify([{ schema: 'olm.package', name: `p${i}`, description }]),
+        ) as unknown[];
+        return {
+          parsed: { ok: true as const, docs, stored: [] },
+          part: { name: `p${i}.json`, base: 0, length: 1 },
+        };
+      });
+
+    it('holds one copy of a repeated long string from the moment each part is kept', () => {
+      // A collection on demand, for this measurement only (the manager never forces one).
+      setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc') as () => void;
+      const description = 'An operator that does a great many things. '.repeat(6000); // 258 KB
+      gc();
+      const before = process.memoryUsage().heapUsed;
+      const adder = partAdder(emptyConfig(), []);
+      const held = parts(40, description).map((p) => adder.keep(p.parsed));
+      gc();
+      const grown = process.memoryUsage().heapUsed - before;
+      // 40 copies would be 10 MiB (the heap holds these one-byte strings at one byte a character); one is 0.25.
+      expect(held).toHaveLength(40);
+      expect(grown).toBeLessThan(2 * 2 ** 20);
+    });
+
+    it('adds parts kept first exactly as parts added at once', () => {
+      const description = 'd'.repeat(300);
+      const direct = emptyConfig();
+      const adder = partAdder(direct, []);
+      for (const p of parts(3, description)) adder.add(p.parsed, p.part);
+      const later = emptyConfig();
+      const keeper = partAdder(later, []);
+      const kept = parts(3, description).map((p) => ({ ...p, parsed: keeper.keep(p.parsed) }));
+      for (const p of kept) keeper.add(p.parsed, p.part);
+      expect(later).toEqual(direct);
+      expect(later.packages.map((p) => p.name)).toEqual(['p0', 'p1', 'p2']);
+    });
   });
 });
