@@ -184,7 +184,11 @@ describe('ClusterExtension resolution', () => {
         // The scenarios in full go to a file: a disagreement is read from there and replayed.
         const file = join(dir, `seed-${seed}-differing.json`);
         await writeFile(file, JSON.stringify(differing, null, 1));
-        console.log(`seed ${seed}: the scenarios that disagree are in ${file}`);
+        console.log(
+          process.env.BOSUN_OLMV1_DIFF_KEEP
+            ? `seed ${seed}: the scenarios that disagree are in ${file}`
+            : `seed ${seed}: set BOSUN_OLMV1_DIFF_KEEP=<folder> to keep the scenarios that disagree`,
+        );
       }
       expect(differing.slice(0, 5).map(({ index, bosun, v1 }) => ({ index, bosun, v1 }))).toEqual([]);
     },
