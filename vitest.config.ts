@@ -11,6 +11,10 @@ export default defineConfig({
           setupFiles: ['test/support/fast-check-setup.ts'],
           globalSetup: ['test/support/runtime-setup.ts'],
           testTimeout: 60_000,
+          // One worker runs every unit file, modules loaded once: a fresh worker per file spent
+          // more time starting and importing than testing (224 s against 83 s for the project).
+          // Unit tests share no state through modules; each makes its own temporary folders.
+          isolate: false,
         },
       },
       {
