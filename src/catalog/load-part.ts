@@ -10,6 +10,7 @@ import { parseYamlStream } from '../bundle/yaml.js';
 import { NoFollowRead } from '../util/confined-fs.js';
 import type { Problem } from '../util/result.js';
 import { invalidUtf8Offset } from '../util/utf8.js';
+import { isRecord } from '../util/record.js';
 import { catalogFileTooLarge, CatalogLimits, payloadTooLarge } from './limits.js';
 import type { PartOfFile } from './load-worker.js';
 import {
@@ -20,6 +21,7 @@ import {
   restorePayloads,
   type StoredPosition,
 } from './payloads.js';
+import { hasDirective, lastDocumentStart, mayCutDocuments } from './yaml-documents.js';
 
 /** Documents parsed from text, or why they cannot be. */
 export type Parsed = { ok: true; docs: unknown[] } | { ok: false; problem: Problem };
@@ -34,6 +36,10 @@ export type ParsedPart =
  */
 export async function parsePart(part: PartOfFile, buffers: PartBuffers = freshBuffers): Promise<ParsedPart> {
   return buffers.lend(async (take) => {
+    if (part.length > WindowBytes) {
+      const windowed = await parseInWindows(part, take);
+      if (windowed) return windowed;
+    }
     const read = await readPart(part, take);
     if (!read.ok) return read;
     const { bytes, identity } = read;
@@ -44,6 +50,68 @@ export async function parsePart(part: PartOfFile, buffers: PartBuffers = freshBu
     const stored = restoreFrom(bytes, parsed, { file: part.file, identity, base: part.base });
     return { ok: true, docs: parsed.docs, stored };
   });
+}
+
+/** A part larger than this is read and parsed a window of whole documents at a time. */
+export const WindowBytes = 2 ** 20;
+
+/**
+ * A large YAML part read a window at a time, each window cut after its last whole document
+ * (yaml-documents.ts) and parsed before the next is read, the rest carried over. Whole, the
+ * corpus's largest file (10.9 MB) took a buffer of its size in the worker's memory for a parse
+ * whose documents, with their bundle objects' text left in the file, hold 0.4 MB; in windows the
+ * buffer is the largest document's. Undefined where the part is not cut (JSON, a directive, a
+ * document that is not a map) or a window does not parse: the part is then read whole, so what
+ * it parses to and every problem reported (with the file's own line numbers) are as before.
+ */
+async function parseInWindows(
+  part: PartOfFile,
+  take: (size: number) => Buffer,
+): Promise<ParsedPart | undefined> {
+  try {
+    if (catalogFileTooLarge(part.length)) return undefined;
+    await using handle = await open(part.file, NoFollowRead);
+    const st = await handle.stat();
+    if (part.base + part.length > st.size) return undefined;
+    const identity: FileIdentity = { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
+    const docs: unknown[] = [];
+    const stored: StoredPosition[] = [];
+    let size = WindowBytes;
+    let buf = take(size);
+    let filled = 0; // bytes of buf read, from `at`
+    for (let at = 0; at < part.length;) {
+      const want = Math.min(buf.length, part.length - at);
+      for (; filled < want;) {
+        const { bytesRead } = await handle.read(buf, filled, want - filled, part.base + at + filled);
+        if (bytesRead === 0) return undefined;
+        filled += bytesRead;
+      }
+      const last = at + filled === part.length;
+      if (at === 0 && !mayCutDocuments(buf.subarray(0, filled))) return undefined;
+      const cut = last ? filled : lastDocumentStart(buf, filled);
+      if (cut === undefined) {
+        // One document longer than the window: a larger window, read again from its start.
+        size *= 2;
+        buf = take(Math.min(size, part.length - at));
+        filled = 0;
+        continue;
+      }
+      const piece = buf.subarray(0, cut);
+      if (hasDirective(piece)) return undefined;
+      const parsed = liftAndParse(piece, part.name);
+      if (!parsed.ok || !parsed.docs.every((d) => isRecord(d))) return undefined;
+      const positions = restoreFrom(piece, parsed, { file: part.file, identity, base: part.base + at });
+      // Positions count documents within the window; the part's count from its first.
+      for (const p of positions) stored.push({ ...p, doc: p.doc + docs.length });
+      for (const d of parsed.docs) docs.push(d);
+      buf.copy(buf, 0, cut, filled);
+      filled -= cut;
+      at += cut;
+    }
+    return { ok: true, docs, stored };
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -42,6 +42,7 @@ export {
   type PartBuffers,
   restoreFrom,
   reusedBuffer,
+  WindowBytes,
 } from './load-part.js';
 
 const CATALOG_EXT = /\.(ya?ml|json)$/i;
