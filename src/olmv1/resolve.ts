@@ -9,11 +9,10 @@
  * Every message is worded as v1 words it.
  */
 import type { BundleDoc, DeprecationsDoc } from '../apis/fbc.js';
-import type { LabelSelector } from '../apis/meta.js';
 import { type BundleMetadata, type CatalogFilter, UpgradeConstraintPolicy } from '../apis/olmv1.js';
-import { matchesSelector } from '../install/selector.js';
 import { compareVersions } from '../olm/version.js';
 import type { Result } from '../util/result.js';
+import { catalogSelector } from './catalog-selector.js';
 import { goList, goQuote } from './go-quote.js';
 import { type MmConstraints, parseMmConstraints } from './masterminds-semver.js';
 import type { PackageContent } from './package-content.js';
@@ -63,6 +62,9 @@ export function resolveV1(
   const channels = source.channels ?? [];
   const versionRange = source.version ?? '';
 
+  const selector = catalogSelector(source.selector);
+  if (!selector.ok) return fail(`desired catalog selector is invalid: ${selector.message}`);
+
   let range: MmConstraints | undefined;
   if (versionRange !== '') {
     const parsed = parseMmConstraints(versionRange);
@@ -72,7 +74,7 @@ export function resolveV1(
   }
 
   const walked = catalogs
-    .filter((c) => selects(source.selector, c.labels))
+    .filter((c) => selector.value(c.labels))
     .filter((c) => c.availabilityMode !== 'Unavailable')
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
@@ -140,11 +142,6 @@ export function resolveV1(
       ...(chosen.deprecation ? { deprecation: chosen.deprecation } : {}),
     },
   };
-}
-
-/** v1 turns the selector into a labels.Selector; none, or an empty one, selects every catalog. */
-function selects(selector: LabelSelector | undefined, labels: Record<string, string> | undefined): boolean {
-  return selector === undefined || matchesSelector(selector, labels);
 }
 
 function deprecatedBundles(d: DeprecationsDoc | undefined): Set<string> {

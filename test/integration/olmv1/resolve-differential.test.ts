@@ -178,7 +178,14 @@ describe('ClusterExtension resolution', () => {
           [...outcomes].map(([k, n]) => `${k} ${n}`).join(', '),
       );
       // Every kind of answer must occur, or the scenarios test less than they claim.
-      for (const kind of ['install', 'upgrade', 'no bundles', 'ambiguous', 'invalid range'])
+      for (const kind of [
+        'install',
+        'upgrade',
+        'no bundles',
+        'ambiguous',
+        'invalid range',
+        'invalid selector',
+      ])
         expect(outcomes.get(kind) ?? 0, `no scenario ended in "${kind}"`).toBeGreaterThan(0);
       if (differing.length > 0) {
         // The scenarios in full go to a file: a disagreement is read from there and replayed.
@@ -196,6 +203,7 @@ describe('ClusterExtension resolution', () => {
 });
 
 function errorKind(message: string): string {
+  if (message.startsWith('desired catalog selector is invalid')) return 'invalid selector';
   if (message.includes('is invalid')) return 'invalid range';
   if (message.includes('in multiple catalogs')) return 'ambiguous';
   if (message.includes('no bundles found')) return 'no bundles';

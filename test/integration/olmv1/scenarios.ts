@@ -8,7 +8,7 @@
  * Within one catalog no two bundles share a version: v1 loads a package's files concurrently, so
  * which of two equal versions it picks is not fixed (see src/olmv1/package-content.ts).
  */
-import type { LabelSelector } from '../../../src/apis/meta.js';
+import type { LabelSelector, LabelSelectorRequirement } from '../../../src/apis/meta.js';
 
 export interface ScenarioCatalog {
   name: string;
@@ -210,7 +210,7 @@ export function scenario(rnd: () => number): Scenario {
   if (chance(0.6)) source.version = pick(RANGES);
   if (chance(0.35))
     source.channels = CHANNELS.filter(() => chance(0.5)).concat(chance(0.1) ? ['nowhere'] : []);
-  if (chance(0.3))
+  if (chance(0.35))
     source.selector = pick<LabelSelector>([
       { matchLabels: { tier: 'a' } },
       { matchLabels: { tier: 'b' } },
@@ -219,6 +219,26 @@ export function scenario(rnd: () => number): Scenario {
       { matchExpressions: [{ key: 'tier', operator: 'Exists' }] },
       { matchExpressions: [{ key: 'tier', operator: 'DoesNotExist' }] },
       {},
+      // Refused by apimachinery, as v1 reads the selector.
+      { matchExpressions: [{ key: 'tier', operator: 'In', values: [] }] },
+      { matchExpressions: [{ key: 'tier', operator: 'NotIn' } as LabelSelectorRequirement] },
+      { matchExpressions: [{ key: 'tier', operator: 'Exists', values: ['a', 'b"c'] }] },
+      { matchExpressions: [{ key: 'tier', operator: 'DoesNotExist', values: ['a'] }] },
+      {
+        matchExpressions: [
+          { key: 'tier', operator: 'Equals', values: ['a'] } as unknown as LabelSelectorRequirement,
+        ],
+      },
+      {
+        matchLabels: { tier: 'a' },
+        matchExpressions: [
+          { key: 'tier', operator: 'Exists' },
+          { key: 'x', operator: 'In', values: [] },
+        ],
+      },
+      { matchLabels: { tier: '-a' } },
+      { matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'é', 'x'.repeat(64), ''] }] },
+      { matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['b_', 'b_'] }] },
     ]);
   if (chance(0.5)) source.upgradeConstraintPolicy = chance(0.5) ? 'SelfCertified' : 'CatalogProvided';
 
