@@ -237,6 +237,13 @@ export function scenario(rnd: () => number): Scenario {
         ],
       },
       { matchLabels: { tier: '-a' } },
+      { matchLabels: { 'bad key': 'a' } },
+      { matchExpressions: [{ key: 'Example.com/tier', operator: 'Exists' }] },
+      { matchExpressions: [{ key: 'a/b/c', operator: 'In', values: [] }] },
+      { matchExpressions: [{ key: '/tier', operator: 'DoesNotExist' }] },
+      { matchExpressions: [{ key: `${'p'.repeat(254)}/${'n'.repeat(64)}`, operator: 'Exists' }] },
+      { matchExpressions: [{ key: 'example.com/', operator: 'Exists' }] },
+      { matchExpressions: [{ key: 'olm.example-1.io/tier_2', operator: 'NotIn', values: ['x'] }] },
       { matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'é', 'x'.repeat(64), ''] }] },
       { matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['b_', 'b_'] }] },
     ]);
