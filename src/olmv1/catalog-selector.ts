@@ -4,8 +4,9 @@
  * The API server does not check a label selector inside a custom resource, so these reach the
  * resolver. Checked here, worded as labels.NewRequirement words them: each key (a qualified
  * name), the operator, the values each operator needs, and each value (a label value). The
- * patterns are checked by hand, in linear time: a key or value in a custom resource has no length
- * limit short of the object's, and backtracking regular expressions are not linear on all of them.
+ * patterns are checked by hand, a character class and the two ends, so the time is linear in the
+ * length whatever the input, as with Go's regexp engine: a key or value in a custom resource has
+ * no length limit short of the object's.
  */
 import type { LabelSelector } from '../apis/meta.js';
 import { matchesSelector } from '../install/selector.js';
