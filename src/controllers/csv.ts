@@ -25,7 +25,7 @@ import { checkStrategy } from '../install/health.js';
 import { withServingCheck } from '../install/serving.js';
 import { type OperatorGroupTargets, operatorGroupAnnotations } from '../install/operatorgroup.js';
 import { csvOwnerOf } from '../install/ownership.js';
-import { isEmptySelector } from '../install/selector.js';
+import { isEmptySelector } from '../olm/selector.js';
 import { objectKey, splitKey } from '../kube/cache.js';
 import { objectPath } from '../kube/client.js';
 import { formatTime } from '../kube/conditions.js';

@@ -20,7 +20,7 @@ import {
   namespaceLabelChanges,
   operatorGroupNamespaces,
 } from '../install/operatorgroup.js';
-import { isEmptySelector } from '../install/selector.js';
+import { isEmptySelector } from '../olm/selector.js';
 import { installScope } from '../install/scoped-install.js';
 import { OperatorGroupConditionReason, OperatorGroupConditionType } from '../apis/conditions.js';
 import { ConditionStatus } from '../apis/meta.js';

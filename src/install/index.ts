@@ -77,5 +77,5 @@ export {
   staleRbac,
   targetedRbac,
 } from './rbac.js';
-export { matchesSelector } from './selector.js';
+export { matchesSelector } from '../olm/selector.js';
 export { applySubscriptionConfig } from './subscription-config.js';

@@ -8,7 +8,7 @@ import { CSVReason } from '../apis/conditions.js';
 import type { OperatorGroup } from '../apis/operators.js';
 import { Annotation, type InstallMode, InstallModeType } from '../apis/operators.js';
 import { fail, ok, type Result } from '../util/result.js';
-import { isEmptySelector, matchesSelector } from './selector.js';
+import { isEmptySelector, matchesSelector } from '../olm/selector.js';
 
 /** The namespace name that means "all namespaces" in `status.namespaces` and the annotation. */
 export const AllNamespaces = '';

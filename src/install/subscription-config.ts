@@ -31,7 +31,7 @@ import type {
 } from '@kubernetes/client-node';
 import type { SubscriptionConfig } from '../apis/operators.js';
 import { stableStringify } from './hash.js';
-import { isEmptySelector, matchesSelector } from './selector.js';
+import { isEmptySelector, matchesSelector } from '../olm/selector.js';
 
 /** A copy of the Deployment with the config merged in; the input is not changed. */
 export function applySubscriptionConfig(

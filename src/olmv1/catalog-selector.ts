@@ -9,7 +9,7 @@
  * no length limit short of the object's.
  */
 import type { LabelSelector } from '../apis/meta.js';
-import { matchesSelector } from '../install/selector.js';
+import { matchesSelector } from '../olm/selector.js';
 import { goQuote } from './go-quote.js';
 
 export type CatalogSelector =

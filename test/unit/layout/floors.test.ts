@@ -19,7 +19,7 @@ const Floors: readonly (readonly string[])[] = [
   ['oci'],
   ['bundle'],
   ['catalog'],
-  ['resolver'],
+  ['resolver', 'olmv1'],
   ['install'],
   ['kube'],
   ['packages'],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LabelSelector } from '../../../src/apis/meta.js';
-import { matchesSelector } from '../../../src/install/index.js';
+import { matchesSelector } from '../../../src/olm/selector.js';
 
 describe('matchesSelector', () => {
   const labels = { team: 'a', tier: 'prod' };

@@ -1,7 +1,7 @@
 /**
- * metav1.LabelSelector evaluation over plain label maps, for OperatorGroup namespace selectors
- * and the Subscription config's pod selector. Semantics are Kubernetes': requirements are ANDed,
- * and a selector with no requirements matches everything.
+ * metav1.LabelSelector evaluation over plain label maps, for OperatorGroup namespace selectors,
+ * the Subscription config's pod selector and ClusterExtension catalog selectors. Semantics are
+ * Kubernetes': requirements are ANDed, and a selector with no requirements matches everything.
  */
 import type { LabelSelector, LabelSelectorRequirement } from '../apis/meta.js';
 
