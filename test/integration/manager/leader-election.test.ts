@@ -1,7 +1,9 @@
 /**
  * Two managers as real processes (`bosun operator run --leader-elect`) against the run's control
  * plane: one holds the Lease and reconciles, the other serves reads; SIGKILL of the leader hands
- * the Lease over within the lease duration, SIGTERM releases it at once.
+ * the Lease over within the lease duration, SIGTERM releases it at once, and a leader cut off from
+ * the API server (each manager behind a TCP proxy of its own, tcp-proxy.ts) stops leading at its
+ * renew deadline, before the standby may take the Lease.
  *
  * Who wrote when is proven from the API server's own record, not from logs: a watch records every
  * version of the Lease (holder, resourceVersion) and every version of the objects an install
@@ -9,6 +11,8 @@
  * every object, so "the Lease's holder at the revision of a write" is well defined: each write of
  * Bosun's must fall in the term of a live leader, and none in the term of nobody.
  */
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { KubeObject } from '../../../src/apis/meta.js';
 import type { ClusterServiceVersion } from '../../../src/apis/operators.js';
@@ -37,6 +41,7 @@ import {
   type ManagerProcess,
   readyz,
 } from './manager-process.js';
+import { tcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 /** `bosun operator run --leader-elect` against the run's control plane, its global namespace `g`. */
 const managerProcess = (globalNamespace: string) =>
@@ -51,6 +56,10 @@ interface Version {
   managers: string[];
   holder?: string;
   leaseDurationSeconds?: number;
+  /** The Lease's MicroTimes, written on the writer's clock (all managers here share the host's). */
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
   at: number;
 }
 
@@ -74,6 +83,9 @@ async function recordVersions(paths: Record<string, string>) {
           ? {
               holder: (o.spec?.holderIdentity as string | undefined) ?? '',
               leaseDurationSeconds: o.spec?.leaseDurationSeconds as number,
+              acquireTime: o.spec?.acquireTime as string,
+              renewTime: o.spec?.renewTime as string,
+              leaseTransitions: o.spec?.leaseTransitions as number,
             }
           : {}),
         at: Date.now(),
@@ -369,5 +381,215 @@ describe('leader election between two manager processes', () => {
     // Within a retry period (2 s, with jitter) and the time to exit.
     expect(figures.exitAfterLeaseTakenMs).toBeLessThan(5_000);
     expect(d.log.some((l) => l.includes('lost the leader Lease'))).toBe(true);
+  });
+});
+
+/** Milliseconds since the epoch of a Lease's MicroTime (its microseconds cut to milliseconds). */
+const microTimeMs = (t: string | undefined) => Date.parse((t ?? '').replace(/(\.\d{3})\d*Z$/, '$1Z'));
+
+/** The run's admin kubeconfig with its API server reached through `proxy`, in a file of its own. */
+async function kubeconfigThrough(proxy: TcpProxy, name: string): Promise<string> {
+  const text = await readFile(inject('kubeconfig'), 'utf8');
+  const file = join(inject('runDir'), `${name}-${Date.now().toString(36)}.kubeconfig`);
+  await writeFile(file, text.replace(/^(\s*server:\s*)\S+$/m, `$1${proxy.url}`));
+  return file;
+}
+
+/** The API server of the run's kubeconfig, as host and port. */
+async function apiServerAddress(): Promise<{ host: string; port: number }> {
+  const text = await readFile(inject('kubeconfig'), 'utf8');
+  const url = new URL(/^\s*server:\s*(\S+)$/m.exec(text)![1]!);
+  return { host: url.hostname, port: Number(url.port || 443) };
+}
+
+/** `/readyz` of `m` every 100 ms until stopped: when each request was sent, and what it said ('gone' once the process is). */
+function pollReadyz(m: ManagerProcess) {
+  const samples: { sentAt: number; body: string }[] = [];
+  let on = true;
+  const done = (async () => {
+    while (on) {
+      const sentAt = Date.now();
+      const body = await readyz(m).then(
+        (r) => r.body.trim(),
+        () => 'gone',
+      );
+      samples.push({ sentAt, body });
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    samples,
+    stop: async () => {
+      on = false;
+      await done;
+    },
+  };
+}
+
+// On a cluster of the run's own: an existing one's certificate need not name 127.0.0.1, where the proxies listen.
+describe.skipIf(inject('clusterName') === '')('a leader partitioned from the API server', () => {
+  const proxies: TcpProxy[] = [];
+  afterAll(async () => {
+    await Promise.all(proxies.map((p) => p.close()));
+  });
+
+  it('stops leading at its renew deadline, before the standby takes the Lease, and comes back as a standby once it reaches the API server again', async () => {
+    // Whatever the cases before left in the Lease (an admin's hold of an hour) is not this case's.
+    await client()
+      .request({ method: 'DELETE', path: `${leasePath()}/bosun-manager` })
+      .catch(() => undefined);
+    const api = await apiServerAddress();
+    const toA = await tcpProxy(api);
+    const toB = await tcpProxy(api);
+    proxies.push(toA, toB);
+    const kubeconfigA = await kubeconfigThrough(toA, 'manager-a');
+    const start = (kubeconfig: string) =>
+      spawnManager({ kubeconfig, globalNamespace: g, leaderElect: true }).then((m) => {
+        running.push(m);
+        return m;
+      });
+
+    const a = await start(kubeconfigA);
+    await eventually(
+      'the first manager to hold the Lease',
+      async () => (currentHolder() === a.identity ? true : undefined),
+      60_000,
+    );
+    if (!objectRecorder) await recordObjects();
+    const b = await start(await kubeconfigThrough(toB, 'manager-b'));
+    await eventually('the second manager to be a ready standby', async () =>
+      (await readyz(b).catch(() => undefined))?.body === 'standby\n' ? true : undefined,
+    );
+    // An install while A leads: A's last writes of objects.
+    await globalCatalog(g, 'before-cut', uniqueGroup());
+    const ns1 = await subscribedFrom(g, 'before-cut', 'lp1');
+    await csvSucceeded(ns1);
+
+    // Only A loses the API server; the test's client and B still reach it.
+    const polls = pollReadyz(a);
+    toA.cut();
+    const cutAt = Date.now();
+    // Made during the outage: only a leader that reaches the API server can act on them.
+    await globalCatalog(g, 'during-cut', uniqueGroup());
+    const ns2 = await subscribedFrom(g, 'during-cut', 'lp2');
+    await eventually(
+      'the standby to take the Lease',
+      async () => (currentHolder() === b.identity ? true : undefined),
+      30_000,
+    );
+    const exitA = await Promise.race([
+      a.exited,
+      new Promise<undefined>((r) => setTimeout(() => r(undefined), 10_000)),
+    ]);
+    const lastOfA = leases()
+      .filter((l) => l.holder === a.identity)
+      .at(-1)!;
+    const firstOfB = leases().find((l) => l.holder === b.identity)!;
+    const takenAt = microTimeMs(firstOfB.acquireTime);
+    await eventually('a request to the old leader /readyz sent after the takeover', async () =>
+      polls.samples.some((s) => s.sentAt >= takenAt) ? true : undefined,
+    );
+    await polls.stop();
+    const lostAt = a.log
+      .map((l) => JSON.parse(l) as { msg?: string; time?: number })
+      .find((r) => r.msg === 'lost the leader Lease: controllers stopped, writes refused')?.time;
+    figures.partitionRenewToLostMs = (lostAt ?? NaN) - microTimeMs(lastOfA.renewTime);
+    figures.partitionLostToTakeoverMs = takenAt - (lostAt ?? NaN);
+    figures.partitionCutToTakeoverMs = takenAt - cutAt;
+
+    // A stopped leading before B took the Lease, by B's own acquireTime (one host, one clock):
+    // its /readyz, which answered leader once cut off, answered it to no request sent after.
+    const readyAfterTakeover = polls.samples.filter((s) => s.sentAt >= takenAt).map((s) => s.body);
+    const readyWhileCut = polls.samples.filter((s) => s.sentAt > cutAt && s.sentAt < cutAt + 3_000);
+    expect(readyWhileCut.map((s) => s.body)).toContain('leader');
+    expect(readyAfterTakeover.length).toBeGreaterThan(0);
+    expect(readyAfterTakeover, 'the old leader /readyz once the standby took the Lease').not.toContain(
+      'leader',
+    );
+    // It exited 1 (its Deployment starts it again) before B took the Lease and before the test saw it.
+    expect(exitA, 'the old leader to exit within 10 s of the takeover').toMatchObject({
+      code: 1,
+      signal: null,
+    });
+    expect(exitA!.at).toBeLessThan(takenAt);
+    expect(exitA!.at).toBeLessThan(firstOfB.at);
+    // It stopped at its renew deadline: 7 s after its last renewal began, which was before it
+    // stamped renewTime; and it led when cut off, so the outage is what ended it.
+    expect(lostAt, 'the old leader to log the loss of the Lease').toBeDefined();
+    expect(lostAt!).toBeGreaterThan(cutAt);
+    expect(lostAt!).toBeLessThan(takenAt);
+    expect(figures.partitionRenewToLostMs).toBeLessThanOrEqual(7_000 + 500);
+    // B's acquisition took the Lease from A's last version: nobody else wrote it in between.
+    expect(leases().filter((l) => l.rv > lastOfA.rv && l.rv < firstOfB.rv)).toEqual([]);
+    expect(firstOfB.leaseTransitions).toBe(lastOfA.leaseTransitions! + 1);
+
+    // By resourceVersion: A's writes of objects all came before B's term, every write in the
+    // namespace subscribed during the outage in B's term, and nobody's between A's last reach
+    // of the API server and B's acquisition.
+    const w1 = bosunWrites(recorder.versions, ns1);
+    const w2 = bosunWrites(recorder.versions, ns2);
+    expect(w1.length).toBeGreaterThan(3);
+    for (const w of w1.filter((v) => v.rv < firstOfB.rv))
+      expect(holderAt(leases(), w.rv), `${w.kind} ${w.name} rv ${w.rv}`).toBe(a.identity);
+    expect(w1.filter((v) => v.rv < firstOfB.rv && v.at > cutAt + 1_000)).toEqual([]);
+    const during = recorder.versions.filter(
+      (v) => v.name === 'during-cut' && v.kind === 'CatalogSource' && v.type === 'MODIFIED',
+    );
+
+    // A reaches the API server again; its Deployment would start it again: it comes back as a standby.
+    toA.restore();
+    const a2 = await start(kubeconfigA);
+    await eventually('the restarted manager to be a ready standby', async () =>
+      (await readyz(a2).catch(() => undefined))?.body === 'standby\n' ? true : undefined,
+    );
+    await csvSucceeded(ns2);
+    // Past two of its retry periods (2 s, jittered up to 2.4 s): it tried and left the Lease alone.
+    const restartedAt = Date.now();
+    await new Promise((r) => setTimeout(r, 5_000));
+    const w2After = bosunWrites(recorder.versions, ns2);
+    expect(w2After.length).toBeGreaterThan(3);
+    for (const w of [...w2After, ...during])
+      expect(holderAt(leases(), w.rv), `${w.kind} ${w.name} rv ${w.rv}`).toBe(b.identity);
+    expect(w2.every((v) => v.rv > firstOfB.rv)).toBe(true);
+    const sinceTakeover = leases().filter((l) => l.rv >= firstOfB.rv);
+    expect(new Set(sinceTakeover.map((l) => l.holder))).toEqual(new Set([b.identity]));
+    expect(new Set(sinceTakeover.map((l) => l.leaseTransitions))).toEqual(
+      new Set([firstOfB.leaseTransitions]),
+    );
+    expect(leases().filter((l) => l.at > restartedAt).length).toBeGreaterThan(0);
+    expect(await readyz(a2)).toEqual({ status: 200, body: 'standby\n' });
+    expect(await leaderGauge(a2)).toBe('0');
+    expect(await readyz(b)).toEqual({ status: 200, body: 'leader\n' });
+
+    // An object both leaders wrote: ns1's Subscription, whose status A wrote before the cut and
+    // B on its first reconcile as leader. Both write as field manager bosun; which of them wrote a
+    // version is the Lease's holder at its resourceVersion, and A's last came before B's term.
+    const sub1 = recorder.versions.filter(
+      (v) => v.kind === 'Subscription' && v.namespace === ns1 && v.type === 'MODIFIED',
+    );
+    const byA = sub1.filter((v) => v.managers.includes('bosun') && v.rv < firstOfB.rv);
+    const byB = sub1.filter((v) => v.rv > firstOfB.rv);
+    expect(byA.length, 'status writes of ns1 Subscription by A').toBeGreaterThan(0);
+    expect(byB.length, 'status writes of ns1 Subscription by B').toBeGreaterThan(0);
+    for (const v of [...byA, ...byB]) expect(v.managers).toContain('bosun');
+    expect(byA.at(-1)!.at).toBeLessThan(cutAt + 1_000);
+    expect(byB[0]!.at).toBeGreaterThan(takenAt);
+    expect(holderAt(leases(), byA.at(-1)!.rv)).toBe(a.identity);
+    expect(holderAt(leases(), byB[0]!.rv)).toBe(b.identity);
+
+    // The cluster converged: each Subscription installed once, by one InstallPlan.
+    for (const ns of [ns1, ns2]) {
+      const plans = recorder.versions.filter(
+        (v) => v.kind === 'InstallPlan' && v.namespace === ns && v.type === 'ADDED',
+      );
+      expect(
+        plans.map((p) => p.name),
+        `InstallPlans made in ${ns}`,
+      ).toHaveLength(1);
+      expect(await list<KubeObject>(Resources.InstallPlan, ns)).toHaveLength(1);
+      const csvs = await list<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns);
+      expect(csvs.map((c) => c.status?.phase)).toEqual(['Succeeded']);
+    }
+    expect(recorder.errors).toEqual([]);
   });
 });
