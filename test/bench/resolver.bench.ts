@@ -20,6 +20,7 @@ import { writeCatalog } from '../../src/catalog/write.js';
 import { type Catalog, indexCatalog, resolve, type SubscriptionInput } from '../../src/resolver/index.js';
 import { oracleBinary, run } from '../integration/resolver/oracle.js';
 import type { Emit } from './run.js';
+import { seededRandom as rng } from '../support/random.js';
 
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
 
@@ -33,17 +34,6 @@ function rssMiB(): { current: number; peak: number } {
   const kb = (field: string) =>
     Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? Number.NaN);
   return { current: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
-}
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const subscribe = (pkg: string, namespace: string, source: string): SubscriptionInput => ({

@@ -51,23 +51,12 @@ import {
 import { crdName, sampleCatalogsData, SamplePackage, uniqueGroup } from '../controllers/operator-support.js';
 import { eventually } from '../support.js';
 import { killWith, managerProcess, type ManagerProcess } from './manager-process.js';
+import { seededRandom } from '../../support/random.js';
 
 const seed = Number(process.env.BOSUN_TEST_SEED ?? 20_261_126);
 const killsPerPhase = 5;
 const V1 = 'bosun-sample.v0.1.1';
 const V2 = 'bosun-sample.v0.2.1';
-
-/** mulberry32: a small, well-mixed 32-bit generator; the same seed gives the same delays. */
-function seededRandom(s: number): () => number {
-  let a = s >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface Flow {
   ns: string;

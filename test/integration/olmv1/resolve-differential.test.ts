@@ -28,7 +28,8 @@ import { importedCorpus } from '../../support/corpus-import.js';
 import { type GoProgram, GoTool } from '../../support/go-tool.js';
 import { olmv1Resolver } from '../../support/olmv1-resolve.js';
 import { tempDir } from '../../support/temp-dir.js';
-import { random, type Scenario, scenario } from './scenarios.js';
+import { type Scenario, scenario } from './scenarios.js';
+import { seededRandom } from '../../support/random.js';
 
 /**
  * The one deliberate departure (README): v1 returns, for its Deprecated conditions, the
@@ -156,7 +157,7 @@ describe('ClusterExtension resolution', () => {
     { timeout: 120_000 },
     async ({ seed, count }, ctx) => {
       if (!built?.ok) return ctx.skip();
-      const rnd = random(seed);
+      const rnd = seededRandom(seed);
       const dir = process.env.BOSUN_OLMV1_DIFF_KEEP ?? (await tempDir('bosun-olmv1-diff-'));
       const differing: { index: number; scenario: Scenario; bosun: Answer; v1: Answer }[] = [];
       const outcomes = new Map<string, number>();

@@ -31,18 +31,6 @@ export interface Scenario {
   installed?: { name: string; version: string };
 }
 
-/** mulberry32: small, seedable, the same sequence everywhere. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const PKG = 'pkg';
 const CATALOG_NAMES = ['alpha', 'beta', 'gamma', 'delta'];
 const CHANNELS = ['stable', 'fast', 'candidate'];

@@ -14,6 +14,7 @@ import type {
   SubscriptionInput,
 } from '../../../src/resolver/index.js';
 import { type BundleSpec, catalog, installed, type PackageSpec } from './build.js';
+import { seededRandom as rng } from '../../support/random.js';
 
 export const GVKS = ['g/v1/A', 'g/v1/B', 'g/v1/C'] as const;
 export const PACKAGES = ['p0', 'p1', 'p2', 'p3'] as const;
@@ -444,17 +445,6 @@ export function satisfiable(input: ResolutionInput): boolean {
 }
 
 // ---- reordering, for order-independence ----
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function shuffled<T>(xs: readonly T[], next: () => number): T[] {
   const out = [...xs];
