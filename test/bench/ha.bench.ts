@@ -25,14 +25,13 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { BundleDoc } from '../../src/apis/fbc.js';
 import type { KubeObject } from '../../src/apis/meta.js';
 import { type ClusterServiceVersion, Resources, type Subscription } from '../../src/apis/operators.js';
 import { collectionPath, objectPath } from '../../src/kube/client.js';
 import { isNotFound } from '../../src/kube/errors.js';
 import { defaultElectionTiming } from '../../src/kube/leader-election.js';
 import { Builtin } from '../../src/kube/resources.js';
-import { gadgetCrd, inline, operatorCsv, operatorDeployment } from '../support/operator-objects.js';
+import { operatorDeployment, replacesChain } from '../support/operator-objects.js';
 import type { Emit } from './run.js';
 import {
   catalogConfigMap,
@@ -66,44 +65,10 @@ const nsName = (i: number) => `ha-${String(i).padStart(2, '0')}`;
 const load = () => loadavg().map((l) => Math.round(l * 100) / 100);
 
 /** The package with versions 1.0.0 … 1.n.0 in one channel, each replacing the one before. */
-function catalog(n: number): string {
-  const crd = gadgetCrd('ha.bosun.dev');
-  const bundles: BundleDoc[] = [];
-  for (let i = 0; i <= n; i++) {
-    const csv = operatorCsv(csvName(i), {
-      owned: [{ name: 'gadgets.ha.bosun.dev', version: 'v1', kind: 'Gadget' }],
-      permissions: [
-        {
-          serviceAccountName: pkg,
-          rules: [{ apiGroups: ['ha.bosun.dev'], resources: ['gadgets'], verbs: ['get'] }],
-        },
-      ],
-      deployments: [operatorDeployment(pkg, pkg, pkg, `registry.example/hapkg:${version(i)}`)],
-    });
-    bundles.push({
-      schema: 'olm.bundle',
-      package: pkg,
-      name: csvName(i),
-      image: '',
-      properties: [
-        { type: 'olm.package', value: { packageName: pkg, version: version(i) } },
-        inline(crd),
-        inline({
-          ...csv,
-          spec: { ...csv.spec, version: version(i), ...(i > 0 ? { replaces: csvName(i - 1) } : {}) },
-        }),
-      ],
-    });
-  }
-  const entries = bundles.map((b, i) => ({ name: b.name, ...(i > 0 ? { replaces: csvName(i - 1) } : {}) }));
-  return [
-    { schema: 'olm.package', name: pkg, defaultChannel: 'stable' },
-    { schema: 'olm.channel', package: pkg, name: 'stable', entries },
-    ...bundles,
-  ]
-    .map((d) => JSON.stringify(d))
-    .join('\n');
-}
+const catalog = (n: number): string =>
+  replacesChain(pkg, 'ha.bosun.dev', n, (i) =>
+    operatorDeployment(pkg, pkg, pkg, `registry.example/hapkg:${version(i)}`),
+  );
 
 interface Manager {
   child: ChildProcess;

@@ -1,4 +1,5 @@
 /** Objects that the test and bench operators' bundles share. */
+import type { BundleDoc } from '../../src/apis/fbc.js';
 
 /** An object as an `olm.bundle.object` property (base64 of its JSON), as a published catalog carries it. */
 export const inline = (o: unknown) => ({
@@ -84,4 +85,52 @@ export function operatorCsv(
       },
     },
   };
+}
+
+/**
+ * A package whose versions 1.0.0 … 1.n.0 sit in one channel `stable`, each replacing the one
+ * before, each owning the Gadget CRD of `group` with the same Deployment (`deployment(i)` gives
+ * version i's): as JSON Lines, a catalog's file. The soak and the churn tests publish it.
+ */
+export function replacesChain(
+  pkg: string,
+  group: string,
+  n: number,
+  deployment: (i: number) => ReturnType<typeof operatorDeployment>,
+): string {
+  const version = (i: number) => `1.${i}.0`;
+  const csvName = (i: number) => `${pkg}.v${version(i)}`;
+  const crd = gadgetCrd(group);
+  const bundles: BundleDoc[] = [];
+  for (let i = 0; i <= n; i++) {
+    const csv = operatorCsv(csvName(i), {
+      owned: [{ name: `gadgets.${group}`, version: 'v1', kind: 'Gadget' }],
+      permissions: [
+        { serviceAccountName: pkg, rules: [{ apiGroups: [group], resources: ['gadgets'], verbs: ['get'] }] },
+      ],
+      deployments: [deployment(i)],
+    });
+    bundles.push({
+      schema: 'olm.bundle',
+      package: pkg,
+      name: csvName(i),
+      image: '',
+      properties: [
+        { type: 'olm.package', value: { packageName: pkg, version: version(i) } },
+        inline(crd),
+        inline({
+          ...csv,
+          spec: { ...csv.spec, version: version(i), ...(i > 0 ? { replaces: csvName(i - 1) } : {}) },
+        }),
+      ],
+    });
+  }
+  const entries = bundles.map((b, i) => ({ name: b.name, ...(i > 0 ? { replaces: csvName(i - 1) } : {}) }));
+  return [
+    { schema: 'olm.package', name: pkg, defaultChannel: 'stable' },
+    { schema: 'olm.channel', package: pkg, name: 'stable', entries },
+    ...bundles,
+  ]
+    .map((d) => JSON.stringify(d))
+    .join('\n');
 }

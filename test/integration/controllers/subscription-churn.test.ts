@@ -9,7 +9,6 @@
  *   next upgrade back for good.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BundleDoc } from '../../../src/apis/fbc.js';
 import type { KubeObject } from '../../../src/apis/meta.js';
 import type { ClusterServiceVersion, InstallPlan, Subscription } from '../../../src/apis/operators.js';
 import type { Controller } from '../../../src/controllers/context.js';
@@ -18,7 +17,7 @@ import { installPlanController } from '../../../src/controllers/installplan.js';
 import { controllers, type RunningManager } from '../../../src/manager/manager.js';
 import { splitKey } from '../../../src/kube/cache.js';
 import { Builtin } from '../../../src/kube/resources.js';
-import { gadgetCrd, inline, operatorCsv, operatorDeployment } from '../../support/operator-objects.js';
+import { gadgetCrd, operatorDeployment, replacesChain } from '../../support/operator-objects.js';
 import { eventually } from '../support.js';
 import {
   ConfigMapResource,
@@ -45,44 +44,14 @@ const image = (i: number) => `registry.example/${pkg}:${version(i)}`;
  * that does not exist), so an upgrade to it stays in flight.
  */
 function catalog(n: number, stuck: ReadonlySet<number> = new Set()): string {
-  const crd = gadgetCrd(group);
-  const bundles: BundleDoc[] = [];
-  for (let i = 0; i <= n; i++) {
+  return replacesChain(pkg, group, n, (i) => {
     const deployment = operatorDeployment(pkg, pkg, pkg, image(i));
     if (stuck.has(i))
       Object.assign(deployment.spec.template.spec, {
         nodeSelector: { 'churn.bosun.dev/no-such-node': 'true' },
       });
-    const csv = operatorCsv(csvName(i), {
-      owned: [{ name: `gadgets.${group}`, version: 'v1', kind: 'Gadget' }],
-      permissions: [
-        { serviceAccountName: pkg, rules: [{ apiGroups: [group], resources: ['gadgets'], verbs: ['get'] }] },
-      ],
-      deployments: [deployment],
-    });
-    bundles.push({
-      schema: 'olm.bundle',
-      package: pkg,
-      name: csvName(i),
-      image: '',
-      properties: [
-        { type: 'olm.package', value: { packageName: pkg, version: version(i) } },
-        inline(crd),
-        inline({
-          ...csv,
-          spec: { ...csv.spec, version: version(i), ...(i > 0 ? { replaces: csvName(i - 1) } : {}) },
-        }),
-      ],
-    });
-  }
-  const entries = bundles.map((b, i) => ({ name: b.name, ...(i > 0 ? { replaces: csvName(i - 1) } : {}) }));
-  return [
-    { schema: 'olm.package', name: pkg, defaultChannel: 'stable' },
-    { schema: 'olm.channel', package: pkg, name: 'stable', entries },
-    ...bundles,
-  ]
-    .map((d) => JSON.stringify(d))
-    .join('\n');
+    return deployment;
+  });
 }
 
 /** Where a held controller stops: before a plan's reconcile starts, or before it applies its CSV. */
