@@ -43,7 +43,7 @@ import { formatProblem, type Result } from '../util/result.js';
 import type { CSVContext } from './csv.js';
 import type { Writer } from './operatorgroup-scope.js';
 import type { CSVDecision } from './csv-phase.js';
-import { deleteIfPresent, mergePatch } from './objects.js';
+import { deleteIfPresent, getIfPresent, mergePatch } from './objects.js';
 
 const resource = (group: string, kind: string, plural: string, namespaced: boolean): ResourceType => ({
   group,
@@ -101,15 +101,6 @@ export interface ServingState {
   verdicts: Map<string, CertificateVerdict>;
 }
 
-async function getIfPresent<T extends KubeObject>(ctx: CSVContext, path: string): Promise<T | undefined> {
-  try {
-    return await ctx.client.request<T>({ path });
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-}
-
 /** Step 1: which Deployments serve, and the certificates stored for them. */
 export async function observeServing(ctx: CSVContext, csv: ClusterServiceVersion): Promise<ServingState> {
   const plan = servingDeployments(csv);
@@ -119,7 +110,7 @@ export async function observeServing(ctx: CSVContext, csv: ClusterServiceVersion
   const now = ctx.clock.now();
   for (const s of serving) {
     const secret = await getIfPresent<KubeObject & { data?: Record<string, string> }>(
-      ctx,
+      ctx.client,
       objectPath(ServingResources.Secret, s.secret, s.namespace),
     );
     secrets.set(s.secret, secret);
@@ -187,7 +178,7 @@ export async function checkServingObjects(
   for (const s of state.serving) {
     services.set(
       s.service,
-      await getIfPresent(ctx, objectPath(ServingResources.Service, s.service, namespace)),
+      await getIfPresent(ctx.client, objectPath(ServingResources.Service, s.service, namespace)),
     );
   }
   const webhookConfigurations = state.serving.some((s) => s.webhooks.length > 0)
@@ -197,7 +188,7 @@ export async function checkServingObjects(
   let conflict: string | undefined;
   for (const desc of state.serving.flatMap((s) => s.apiServices)) {
     const name = apiServiceName(desc);
-    const live = await getIfPresent(ctx, objectPath(ServingResources.APIService, name));
+    const live = await getIfPresent(ctx.client, objectPath(ServingResources.APIService, name));
     apiServices.set(name, live);
     conflict ??= apiServiceOwnerConflict(
       live,

@@ -16,6 +16,7 @@ import { type InstallPlan, Resources, type Subscription } from '../apis/operator
 import type { KubeClient } from '../kube/client.js';
 import { objectPath } from '../kube/client.js';
 import { isConflict, isNotFound } from '../kube/errors.js';
+import { getIfPresent } from './objects.js';
 
 /** The Subscriptions a plan is for: its ownerReferences of kind Subscription. */
 export function subscriptionOwners(ip: Pick<InstallPlan, 'metadata'>): OwnerReference[] {
@@ -63,17 +64,11 @@ export async function goneSubscription(
   if (owners.length === 0) return undefined;
   const namespace = ip.metadata.namespace ?? '';
   const live = new Map<string, Subscription | undefined>();
-  for (const name of new Set(owners.map((o) => o.name))) {
-    try {
-      live.set(
-        name,
-        await client.request<Subscription>({ path: objectPath(Resources.Subscription, name, namespace) }),
-      );
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      live.set(name, undefined);
-    }
-  }
+  for (const name of new Set(owners.map((o) => o.name)))
+    live.set(
+      name,
+      await getIfPresent<Subscription>(client, objectPath(Resources.Subscription, name, namespace)),
+    );
   return orphanedBy(owners, live);
 }
 
@@ -83,15 +78,11 @@ export async function liveUid(
   namespace: string,
   name: string,
 ): Promise<string | undefined> {
-  try {
-    const csv = await client.request<{ metadata?: { uid?: string } }>({
-      path: objectPath(Resources.ClusterServiceVersion, name, namespace),
-    });
-    return csv.metadata?.uid;
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
+  const csv = await getIfPresent<{ metadata?: { uid?: string } }>(
+    client,
+    objectPath(Resources.ClusterServiceVersion, name, namespace),
+  );
+  return csv?.metadata?.uid;
 }
 
 /**

@@ -40,6 +40,16 @@ export async function mergePatch<T>(client: KubeClient, path: string, body: unkn
   return client.request<T>({ method: 'PATCH', path, body, contentType: 'application/merge-patch+json' });
 }
 
+/** The object at `path` as the API server has it now, or undefined when there is none. */
+export async function getIfPresent<T = KubeObject>(client: KubeClient, path: string): Promise<T | undefined> {
+  try {
+    return await client.request<T>({ path });
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
 export async function deleteIfPresent(client: KubeClient, path: string): Promise<boolean> {
   try {
     await client.request({ method: 'DELETE', path, query: { propagationPolicy: 'Background' } });

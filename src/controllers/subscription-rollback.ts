@@ -58,11 +58,11 @@ import {
 import { objectKey } from '../kube/cache.js';
 import { collectionPath, objectPath } from '../kube/client.js';
 import { formatTime } from '../kube/conditions.js';
-import { isAlreadyExists, isNotFound } from '../kube/errors.js';
+import { isAlreadyExists } from '../kube/errors.js';
 import { apiVersionFor } from '../olm/kinds.js';
 import type { RecentWrites } from '../kube/recent-writes.js';
 import { writeStatus } from '../kube/status.js';
-import { deleteIfPresent, mergePatch } from './objects.js';
+import { deleteIfPresent, getIfPresent, mergePatch } from './objects.js';
 import type { Deployment } from './context.js';
 import type { SubscriptionContext } from './subscription.js';
 import { desiredInstallPlan, nextGeneration, SubscriptionLabel } from './subscription-plan.js';
@@ -380,10 +380,7 @@ async function lostObjects(
       metadata: { name: resource.name, namespace },
     };
     const path = await ctx.applier.pathOf(object);
-    const live = await ctx.client.request<LiveObject>({ path }).catch((err: unknown) => {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    });
+    const live = await getIfPresent<LiveObject>(ctx.client, path);
     const why = objectFate(live, liveCSVs);
     if (why !== undefined)
       lost.push({ object: `${resource.kind} ${describeName(path, resource.name)}`, why });
