@@ -65,14 +65,13 @@ async function reconcileClusterCatalog(
   ctx: ClusterCatalogContext,
   name: string,
 ): Promise<ReconcileResult | undefined> {
-  const content = ctx.clusterCatalogContent;
   const cc = ctx.informers.clusterCatalogs.get(name);
   if (!cc || cc.metadata.deletionTimestamp) {
-    content.served.delete(name);
+    stopServing(ctx, name);
     return undefined;
   }
   if (cc.spec.availabilityMode === AvailabilityMode.Unavailable) {
-    content.served.delete(name);
+    stopServing(ctx, name);
     await report(ctx, cc, { kind: 'unavailable' });
     return undefined;
   }
@@ -134,8 +133,21 @@ async function unpack(
     lastModified: lastUnpacked(cc, got.image, ctx.clock.now()),
   };
   content.served.set(name, served);
+  content.bundles.set({
+    ref: { namespace: '', name },
+    priority: cc.spec.priority ?? 0,
+    config: got.content.config,
+    digest: got.content.digest,
+    fetchedAt: ctx.clock.now(),
+    ...(got.content.payloadFile ? { payloadFile: got.content.payloadFile } : {}),
+  });
   ctx.log.info({ image: got.image, bytes: served.size }, 'catalog content served');
   return { kind: 'serving', serving: servingOf(served)! };
+}
+
+function stopServing(ctx: ClusterCatalogContext, name: string) {
+  ctx.clusterCatalogContent.served.delete(name);
+  ctx.clusterCatalogContent.bundles.delete({ namespace: '', name });
 }
 
 /**

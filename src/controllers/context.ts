@@ -15,7 +15,7 @@ import type {
   OperatorGroup,
   Subscription,
 } from '../apis/operators.js';
-import type { ClusterCatalog } from '../apis/olmv1.js';
+import type { ClusterCatalog, ClusterExtension } from '../apis/olmv1.js';
 import type { ClusterRole } from '../install/provided-api-roles.js';
 import type { Applier } from '../kube/apply.js';
 import type { KubeClient } from '../kube/client.js';
@@ -91,6 +91,8 @@ export interface Informers {
   clusterRoleBindings: Informer<ObjectMetadata>;
   /** OLM v1's ClusterCatalogs (cluster-scoped). */
   clusterCatalogs: Informer<ClusterCatalog>;
+  /** OLM v1's ClusterExtensions (cluster-scoped). */
+  clusterExtensions: Informer<ClusterExtension>;
 }
 
 /**

@@ -40,7 +40,7 @@ import {
   type RbacFinding,
   screenBundleRbac,
 } from '../install/rbac-policy.js';
-import { CopiedFromLabel } from '../install/ownership.js';
+import { CopiedFromLabel, withOwner } from '../install/ownership.js';
 import { upgradesFrom } from '../olm/csv-edges.js';
 import type { KubeManifest } from '../apis/bundle.js';
 import { objectKey } from '../kube/cache.js';
@@ -50,10 +50,12 @@ import {
   operatorGroupNamespaces,
   pickOperatorGroup,
 } from '../install/operatorgroup.js';
-import { type InstallStep, planInstall } from '../install/plan.js';
+import { type InstallStep, planInstall, stepObject } from '../install/plan.js';
 import { type KindSchema, pruneValue } from '../install/prune.js';
 import type { OperatorGroup } from '../apis/operators.js';
 import type { InstallPlanContext } from './installplan.js';
+import { isExtensionObject, ReplacesAnnotation } from './clusterextension-plan.js';
+import { OlmV1Group } from '../apis/olmv1.js';
 import { BundleContentReason } from '../catalog/content/bundles.js';
 import type { CatalogRef, CatalogStore } from '../catalog/content/store.js';
 import { formatProblem, type Problem } from '../util/result.js';
@@ -95,14 +97,18 @@ export function locateBundle(
   csvName: string,
 ): LocatedBundle {
   const { source, sourceNamespace } = ip.spec;
-  if (source && sourceNamespace) {
-    const ref = { name: source, namespace: sourceNamespace };
+  // A ClusterExtension's plan names the ClusterCatalog its bundle was resolved from: a
+  // cluster-wide ref (./clusterextension-plan.ts).
+  const clusterCatalog = source && isExtensionObject(ip) ? source : undefined;
+  if (source && (sourceNamespace || clusterCatalog)) {
+    const ref = { name: source, namespace: clusterCatalog ? '' : (sourceNamespace ?? '') };
+    const named = clusterCatalog ? `ClusterCatalog ${source}` : `catalog ${sourceNamespace}/${source}`;
     if (catalogs.get(ref) === undefined) {
-      return { kind: 'wait', message: `waiting for catalog ${sourceNamespace}/${source} to be loaded` };
+      return { kind: 'wait', message: `waiting for ${named} to be loaded` };
     }
     const bundle = catalogs.findBundle(ref, csvName);
     if (bundle === undefined) {
-      return { kind: 'failed', message: `bundle ${csvName} is not in catalog ${sourceNamespace}/${source}` };
+      return { kind: 'failed', message: `bundle ${csvName} is not in ${named}` };
     }
     return { kind: 'found', bundle, source: ref };
   }
@@ -204,7 +210,9 @@ export async function planSteps(ctx: InstallPlanContext, ip: InstallPlan): Promi
       );
     const decoded = await decoder.decode(manifests.value);
     if (!decoded.ok) return { kind: 'failed', message: decoded.errors.map(formatProblem).join('; ') };
-    const replaces = upgradedFrom(ctx, namespace, located, decoded.value.csv);
+    const replaces = isExtensionObject(ip)
+      ? extensionReplaces(ctx, namespace, ip)
+      : upgradedFrom(ctx, namespace, located, decoded.value.csv);
     const screened = screenBundleRbac({ bundle: decoded.value, namespace, ...(allow ? { allow } : {}) });
     rbac[screened.allowed ? 'allowed' : 'refused'].push(...screened.findings);
     installed.push(screened.bundle);
@@ -216,7 +224,7 @@ export async function planSteps(ctx: InstallPlanContext, ip: InstallPlan): Promi
       ...(replaces ? { replaces } : {}),
     });
     if (!planned.ok) return { kind: 'failed', message: planned.errors.map(formatProblem).join('; ') };
-    steps.push(...planned.value);
+    steps.push(...ownedByExtension(planned.value, ip));
     warnings.push(...decoded.value.warnings);
     sources.add(located.source.name);
   }
@@ -247,12 +255,15 @@ function bundleLookup(
     path: located.bundle.image,
     identifier: csvName,
     replaces: '',
-    catalogSourceRef: {
-      apiVersion: 'operators.coreos.com/v1alpha1',
-      kind: 'CatalogSource',
-      namespace: located.source.namespace,
-      name: located.source.name,
-    },
+    catalogSourceRef:
+      located.source.namespace === ''
+        ? { apiVersion: `${OlmV1Group}/v1`, kind: 'ClusterCatalog', name: located.source.name }
+        : {
+            apiVersion: 'operators.coreos.com/v1alpha1',
+            kind: 'CatalogSource',
+            namespace: located.source.namespace,
+            name: located.source.name,
+          },
     conditions: [condition],
   };
 }
@@ -428,6 +439,35 @@ export function warningConditions(
  * skips or whose version its skipRange holds (a jump past versions never installed). The CSV
  * replaced then retires once the new one has Succeeded.
  */
+/**
+ * What a ClusterExtension's plan replaces: the CSV the extension had installed when the plan was
+ * made (the annotation), while it is there. v1 replaces what is installed, whatever the edges.
+ */
+function extensionReplaces(ctx: InstallPlanContext, namespace: string, ip: InstallPlan): string | undefined {
+  const named = ip.metadata.annotations?.[ReplacesAnnotation];
+  if (!named) return undefined;
+  const csv = ctx.informers.csvs.get(objectKey(namespace, named));
+  return csv && !csv.metadata.deletionTimestamp ? named : undefined;
+}
+
+/**
+ * A ClusterExtension's plan gives the CSV its ownerReference to the extension, so deleting the
+ * extension uninstalls the operator (the CSV owns the rest) through the garbage collector.
+ */
+function ownedByExtension(steps: InstallStep[], ip: InstallPlan): InstallStep[] {
+  const owner = ip.metadata.ownerReferences?.find((o) => o.kind === 'ClusterExtension');
+  if (!owner || !isExtensionObject(ip)) return steps;
+  return steps.map((step) => {
+    if (step.resource.kind !== 'ClusterServiceVersion') return step;
+    const owned = withOwner(
+      stepObject(step),
+      { apiVersion: owner.apiVersion, kind: owner.kind, metadata: { name: owner.name, uid: owner.uid } },
+      { controller: false, blockOwnerDeletion: false },
+    );
+    return { ...step, resource: { ...step.resource, manifest: JSON.stringify(owned) } };
+  });
+}
+
 function upgradedFrom(
   ctx: InstallPlanContext,
   namespace: string,

@@ -61,9 +61,11 @@ import { parseYamlOne } from '../bundle/yaml.js';
 import { slimCRD, slimCSV, slimInstallPlan, withoutBookkeeping } from '../controllers/cache-transforms.js';
 import { catalogSourceController } from '../controllers/catalogsource.js';
 import { clusterCatalogController } from '../controllers/clustercatalog.js';
-import { type ClusterCatalog, V1Resources } from '../apis/olmv1.js';
+import { type ClusterCatalog, type ClusterExtension, V1Resources } from '../apis/olmv1.js';
+import { clusterExtensionController } from '../controllers/clusterextension.js';
 import { clusterCatalogContent } from '../catalog/content/cluster-catalogs.js';
 import { servedCatalogs } from '../catalog/content/served.js';
+import { withClusterCatalogs } from '../catalog/content/with-cluster-catalogs.js';
 import { catalogdHandler } from '../server/catalogd.js';
 import { catalogBaseUrl, catalogdHostNames } from '../server/catalogd-request.js';
 import { configMapReader } from '../controllers/catalogsource-configmaps.js';
@@ -110,6 +112,7 @@ export const controllers: readonly Controller[] = [
   catalogSourceController,
   clusterCatalogController,
   subscriptionController,
+  clusterExtensionController,
   installPlanController,
   csvController,
   operatorGroupController,
@@ -278,6 +281,7 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
         metadataOnly,
       ),
       clusterCatalogs: informer<ClusterCatalog>(V1Resources.ClusterCatalog),
+      clusterExtensions: informer<ClusterExtension>(V1Resources.ClusterExtension),
     };
     const all = Object.values(informers) as Informer<KubeObject>[];
     stopping.push(() => Promise.all(all.map((i) => i.stop())).then(() => undefined));
@@ -312,10 +316,15 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
     let serverUrl: string | undefined;
     const served = servedCatalogs({ remove: (file) => catalogSpool.remove(file) });
     const pullSecret = opts.globalPullSecret ?? globalPullSecretOf(opts.env ?? process.env);
+    // The bundles of the ClusterCatalogs served, for ClusterExtensions' installs; the controllers
+    // find them by the catalog's cluster-wide ref beside the CatalogSources' (with-cluster-catalogs.ts).
+    const clusterCatalogBundles = new MemoryCatalogStore('', (file) => catalogSpool.remove(file));
+    const installCatalogs = withClusterCatalogs(catalogs, clusterCatalogBundles);
     const clusterCatalogs = clusterCatalogContent({
       spool: catalogSpool,
       access: registries,
       served,
+      bundles: clusterCatalogBundles,
       ...(pullSecret ? { globalPullSecret: pullSecret } : {}),
       baseUrl: (name) => {
         const root = opts.catalogdUrl ?? serverUrl;
@@ -352,10 +361,10 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
         }),
         clock,
         informers,
-        catalogs,
+        catalogs: installCatalogs,
         catalogFetchers,
         clusterCatalogContent: clusterCatalogs,
-        bundles: catalogBundleContent(catalogs, bundleImages),
+        bundles: catalogBundleContent(installCatalogs, bundleImages),
         globalNamespace,
         metrics,
       } as Omit<ControllerContext, 'log'> as ControllerContext;

@@ -13,7 +13,7 @@ import { type ImageFetcherDeps, type ImageFetchOutcome, fetchCatalogImage } from
 import { writeCatalogJsonl } from './jsonl.js';
 import type { ServedCatalog, ServedCatalogs } from './served.js';
 import type { CatalogSpool } from './spool.js';
-import type { CatalogContent, CatalogRef } from './store.js';
+import type { CatalogContent, CatalogRef, CatalogStore } from './store.js';
 
 /** A pull Secret by namespace and name (catalogd's `--global-pull-secret`). */
 export interface SecretRef {
@@ -23,6 +23,12 @@ export interface SecretRef {
 
 export interface ClusterCatalogContent {
   served: ServedCatalogs;
+  /**
+   * The served catalogs' bundles, for installs (a ClusterExtension's InstallPlan finds its bundle
+   * here, by the ref `{ namespace: '', name }`): the content each was served from, with its
+   * bundles' inline manifests left in the spooled file that `prepare` keeps.
+   */
+  bundles: Pick<CatalogStore, 'set' | 'delete'>;
   /** Reads the image `image` of ClusterCatalog `name`, unless it still has `previousDigest`. */
   fetch(
     name: string,
@@ -32,7 +38,8 @@ export interface ClusterCatalogContent {
   ): Promise<ImageFetchOutcome>;
   /**
    * Makes fetched content servable: its catalog files written as JSON Lines with their index,
-   * and the extracted folder removed (whether that worked or not).
+   * and the extracted folder removed (whether that worked or not). The content's spooled
+   * manifests (`payloadFile`) are kept for `bundles`, unless this fails.
    */
   prepare(
     name: string,
@@ -47,6 +54,7 @@ export function clusterCatalogContent(deps: {
   spool: Pick<CatalogSpool, 'folderFor' | 'fileFor' | 'remove'>;
   access: ImageFetcherDeps['access'];
   served: ServedCatalogs;
+  bundles: Pick<CatalogStore, 'set' | 'delete'>;
   globalPullSecret?: SecretRef;
   baseUrl: (name: string) => string | undefined;
 }): ClusterCatalogContent {
@@ -54,6 +62,7 @@ export function clusterCatalogContent(deps: {
   const refOf = (name: string): CatalogRef => ({ namespace: '', name });
   return {
     served: deps.served,
+    bundles: deps.bundles,
     fetch: (name, image, previousDigest, signal) =>
       fetchCatalogImage(
         { spool: deps.spool, access: deps.access },
@@ -80,9 +89,8 @@ export function clusterCatalogContent(deps: {
         return { file, size: written.size, index: written.index, digest: content.digest };
       } catch (err) {
         await deps.spool.remove(file);
-        throw err;
-      } finally {
         if (content.payloadFile) await deps.spool.remove(content.payloadFile);
+        throw err;
       }
     },
     baseUrl: deps.baseUrl,

@@ -1,0 +1,242 @@
+/**
+ * ClusterExtension controller (OLM v1), on the engine Subscriptions use. Per reconcile:
+ * resolve the extension's bundle with v1's rules (src/olmv1/resolve.ts) over the ClusterCatalogs
+ * this manager serves; refuse a package a Subscription already manages; give the namespace an
+ * OperatorGroup if it has none; make sure the InstallPlan for the resolved bundle exists (the
+ * InstallPlan and CSV controllers install, upgrade and retire, as for a Subscription); and report
+ * in v1's words (./clusterextension-status.ts). How an extension maps onto the engine's objects
+ * is in ./clusterextension-plan.ts.
+ *
+ * No finalizer: what an extension installs is owned by it (ownerReferences on its InstallPlans,
+ * its OperatorGroup and its CSVs), so deleting it lets the garbage collector uninstall the
+ * operator even while no manager runs. CRDs stay, with every custom resource, as v0 leaves them.
+ */
+import type { BundleDoc } from '../apis/fbc.js';
+import type { OwnerReference } from '../apis/meta.js';
+import type { ClusterExtension } from '../apis/olmv1.js';
+import { ClusterCatalogConditionType, V1Resources } from '../apis/olmv1.js';
+import type { InstallPlan } from '../apis/operators.js';
+import { InstallPlanPhase, Resources } from '../apis/operators.js';
+import { objectKey } from '../kube/cache.js';
+import { collectionPath } from '../kube/client.js';
+import { isConditionTrue } from '../kube/conditions.js';
+import { isAlreadyExists } from '../kube/errors.js';
+import { writeStatus } from '../kube/status.js';
+import type { ReconcileResult } from '../kube/workqueue.js';
+import { packageContent, readServedPackage } from '../olmv1/package-content.js';
+import { resolveV1, type V1Catalog } from '../olmv1/resolve.js';
+import {
+  desiredExtensionGroup,
+  desiredExtensionPlan,
+  installedBundle,
+  isExtensionObject,
+  owningExtension,
+} from './clusterextension-plan.js';
+import {
+  clusterExtensionStatus,
+  type ExtensionOutcome,
+  type InstalledBundle,
+} from './clusterextension-status.js';
+import type { Controller, ScopedContext } from './context.js';
+import { reportingForbidden } from './forbidden.js';
+import { nextGeneration } from './subscription-plan.js';
+
+/** How soon an extension that failed to resolve, or waits for its install, is looked at again. */
+const retryMs = 10_000;
+
+const uses = {
+  informers: [
+    'clusterExtensions',
+    'clusterCatalogs',
+    'installPlans',
+    'csvs',
+    'operatorGroups',
+    'subscriptions',
+  ] as const,
+  ports: ['applier', 'client', 'clusterCatalogContent', 'clock', 'events'] as const,
+};
+
+export type ClusterExtensionContext = ScopedContext<
+  (typeof uses.informers)[number],
+  (typeof uses.ports)[number]
+>;
+
+const clusterExtensionControllerOwn: Controller<
+  (typeof uses.informers)[number],
+  (typeof uses.ports)[number]
+> = {
+  ...uses,
+  name: 'clusterextension',
+  kind: V1Resources.ClusterExtension.kind,
+  watch(ctx, enqueue) {
+    const { informers } = ctx;
+    const all = () => {
+      for (const ext of informers.clusterExtensions.list()) enqueue(ext.metadata.name ?? '');
+    };
+    informers.clusterExtensions.on({
+      add: (ext) => enqueue(ext.metadata.name ?? ''),
+      // Status writes (ours) leave the generation alone.
+      update: (old, ext) => {
+        if (old.metadata.generation !== ext.metadata.generation || ext.metadata.deletionTimestamp)
+          enqueue(ext.metadata.name ?? '');
+      },
+    });
+    // New catalog content (a new digest served) or a catalog changing availability: resolve again.
+    informers.clusterCatalogs.on({ add: all, update: all, delete: all });
+    // The install's progress: the extension's plans and the CSVs it owns.
+    const byOwner = (obj: { metadata: { ownerReferences?: OwnerReference[] } }) => {
+      const name = owningExtension(obj);
+      if (name !== undefined) enqueue(name);
+    };
+    informers.installPlans.on({ add: byOwner, update: (_, ip) => byOwner(ip), delete: byOwner });
+    informers.csvs.on({ add: byOwner, update: (_, csv) => byOwner(csv), delete: byOwner });
+    // A Subscription to the same package appearing or going changes who owns it.
+    informers.subscriptions.on({ add: all, delete: all });
+  },
+  reconcile: (ctx) => async (name) => reconcileExtension(ctx, name),
+};
+
+async function reconcileExtension(
+  ctx: ClusterExtensionContext,
+  name: string,
+): Promise<ReconcileResult | undefined> {
+  const ext = ctx.informers.clusterExtensions.get(name);
+  if (!ext || ext.metadata.deletionTimestamp || !ext.spec) return undefined;
+  const namespace = ext.spec.namespace;
+  const plans = ctx.informers.installPlans
+    .list(namespace)
+    .filter((ip) => isExtensionObject(ip, name) && !ip.metadata.deletionTimestamp);
+  const current = installedBundle(plans, (csv) => ctx.informers.csvs.get(objectKey(namespace, csv)));
+  const installed: InstalledBundle | undefined = current && { bundle: current.bundle, image: current.image };
+
+  const outcome = await decide(ctx, ext, plans, current?.bundle);
+  await writeStatus(ctx.applier, {
+    resource: V1Resources.ClusterExtension,
+    object: ext,
+    next: clusterExtensionStatus(ext, outcome, installed, ctx.clock.now()),
+  });
+  if (outcome.kind === 'installed' || outcome.kind === 'blocked') return undefined;
+  return { requeueAfter: retryMs };
+}
+
+async function decide(
+  ctx: ClusterExtensionContext,
+  ext: ClusterExtension,
+  plans: readonly InstallPlan[],
+  installed: { name: string; version: string } | undefined,
+): Promise<ExtensionOutcome> {
+  const source = ext.spec!.source.catalog;
+  if (!source) return { kind: 'unresolved', message: 'spec.source.catalog is not set' };
+  // An operator is owned by one front end: a package a Subscription manages is not installed again.
+  const subscribed = ctx.informers.subscriptions.list().find((s) => s.spec.name === source.packageName);
+  if (subscribed)
+    return {
+      kind: 'blocked',
+      message: `package ${JSON.stringify(source.packageName)} is managed by Subscription ${subscribed.metadata.namespace}/${subscribed.metadata.name}; ClusterExtension ${ext.metadata.name} cannot install it too (an operator is owned by one front end: delete one of them)`,
+    };
+
+  const resolved = resolveV1(source, await catalogsOf(ctx, source.packageName), installed);
+  if (!resolved.ok) return { kind: 'unresolved', message: resolved.errors };
+  const { bundle, version, catalog, deprecation } = resolved.value;
+  const target = {
+    bundle: { name: bundle.name, version },
+    ...(deprecation ? { deprecation } : {}),
+  };
+
+  if (installed?.name === bundle.name) return { kind: 'installed', resolved: target };
+
+  await ensureOperatorGroup(ctx, ext);
+  const plan = await ensurePlan(ctx, ext, plans, bundle, catalog, installed?.name);
+  const where = `for resolved bundle ${JSON.stringify(bundle.name)} with version ${JSON.stringify(version)}`;
+  if (plan.status?.phase === InstallPlanPhase.Failed) {
+    const failed = plan.status.conditions?.find((c) => c.status === 'False')?.message ?? plan.status.message;
+    return {
+      kind: 'progressing',
+      message: `install failed ${where}: ${failed ?? 'InstallPlan failed'}`,
+      resolved: target,
+    };
+  }
+  const csv = ctx.informers.csvs.get(objectKey(ext.spec!.namespace, bundle.name));
+  const state =
+    plan.status?.phase !== InstallPlanPhase.Complete
+      ? `InstallPlan ${plan.metadata.name} is ${plan.status?.phase || 'Planning'}${plan.status?.message ? `: ${plan.status.message}` : ''}`
+      : `ClusterServiceVersion ${bundle.name} is ${csv?.status?.phase ?? 'not there yet'}${csv?.status?.message ? `: ${csv.status.message}` : ''}`;
+  return { kind: 'progressing', message: `installing ${where}: ${state}`, resolved: target };
+}
+
+/** The ClusterCatalogs as v1's resolver reads them, each with its documents of package `pkg`. */
+async function catalogsOf(ctx: ClusterExtensionContext, pkg: string): Promise<V1Catalog[]> {
+  const out: V1Catalog[] = [];
+  for (const cc of ctx.informers.clusterCatalogs.list()) {
+    const name = cc.metadata.name ?? '';
+    const served = ctx.clusterCatalogContent.served.get(name);
+    out.push({
+      name,
+      priority: cc.spec.priority ?? 0,
+      ...(cc.metadata.labels ? { labels: cc.metadata.labels } : {}),
+      ...(cc.spec.availabilityMode ? { availabilityMode: cc.spec.availabilityMode } : {}),
+      serving:
+        served !== undefined && isConditionTrue(cc.status?.conditions, ClusterCatalogConditionType.Serving),
+      content: packageContent(served ? await readServedPackage(served, pkg) : []),
+    });
+  }
+  return out;
+}
+
+async function ensureOperatorGroup(ctx: ClusterExtensionContext, ext: ClusterExtension): Promise<void> {
+  const namespace = ext.spec!.namespace;
+  if (ctx.informers.operatorGroups.list(namespace).length > 0) return;
+  try {
+    await ctx.client.request({
+      method: 'POST',
+      path: collectionPath(Resources.OperatorGroup, namespace),
+      body: desiredExtensionGroup(ext),
+    });
+    ctx.log.info({ namespace }, 'operatorgroup created for the extension');
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+}
+
+async function ensurePlan(
+  ctx: ClusterExtensionContext,
+  ext: ClusterExtension,
+  plans: readonly InstallPlan[],
+  bundle: Pick<BundleDoc, 'name' | 'image'>,
+  catalog: string,
+  replaces: string | undefined,
+): Promise<InstallPlan> {
+  const namespace = ext.spec!.namespace;
+  const desired = desiredExtensionPlan(
+    ext,
+    bundle,
+    catalog,
+    replaces,
+    nextGeneration(ctx.informers.installPlans.list(namespace)),
+  );
+  const existing = plans.find((p) => p.metadata.name === desired.metadata.name);
+  if (existing) return existing;
+  const path = collectionPath(Resources.InstallPlan, namespace);
+  try {
+    const created = await ctx.client.request<InstallPlan>({ method: 'POST', path, body: desired });
+    ctx.log.info(
+      { installPlan: desired.metadata.name, bundle: bundle.name },
+      'installplan created for the extension',
+    );
+    void ctx.events.normal(
+      ext,
+      'InstallPlanCreated',
+      `InstallPlan ${namespace}/${desired.metadata.name} created for ${bundle.name}`,
+    );
+    return created;
+  } catch (err) {
+    // Made by an earlier run whose informer event has not arrived yet: the same plan.
+    if (!isAlreadyExists(err)) throw err;
+    return ctx.client.request<InstallPlan>({ path: `${path}/${desired.metadata.name}` });
+  }
+}
+
+/** A reconcile refused with 403 is reported on the object it reconciles (./forbidden.ts). */
+export const clusterExtensionController = reportingForbidden(clusterExtensionControllerOwn, (ctx, key) =>
+  [ctx.informers.clusterExtensions.get(key)].filter((o) => o !== undefined),
+);

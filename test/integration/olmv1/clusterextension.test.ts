@@ -1,0 +1,258 @@
+/**
+ * OLM v1's ClusterExtension on a running manager, from ClusterCatalogs whose images are pushed to
+ * a real registry (Debian's docker-registry on 127.0.0.1) and whose bundles are images too: the
+ * extension resolves with v1's rules, installs through the engine Subscriptions use (InstallPlan,
+ * CSV, the operator's Deployment), and reports `Installed` and `Progressing` in v1's words. A
+ * pinned version stays where it is when a newer bundle is published; widened to a range, it
+ * upgrades along the catalog's edges, one successor at a time as v1 does. A package a
+ * Subscription manages is refused, naming both. Deleting the extension uninstalls the operator.
+ */
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Condition } from '../../../src/apis/meta.js';
+import { type ClusterCatalog, type ClusterExtension, V1Resources } from '../../../src/apis/olmv1.js';
+import {
+  type ClusterServiceVersion,
+  type InstallPlan,
+  type OperatorGroup,
+  Resources,
+} from '../../../src/apis/operators.js';
+import { type RunningManager, startManager } from '../../../src/manager/manager.js';
+import { RegistryClient } from '../../../src/oci/client.js';
+import { registryAvailable, startRegistry, type TestRegistry } from '../../support/registry.js';
+import { eventually, freshNamespace } from '../support.js';
+import {
+  imageOnlyCatalog,
+  pushCatalog,
+  pushSampleBundles,
+  sampleCatalog,
+} from '../controllers/image-catalogs.js';
+import { uniqueGroup } from '../controllers/operator-support.js';
+import { create, get, list, mergePatch, remove, subscription } from '../controllers/support.js';
+
+const missing = await registryAvailable();
+if (missing) console.warn(`the ClusterExtension tests are skipped: ${missing}`);
+
+const CC = V1Resources.ClusterCatalog;
+const CE = V1Resources.ClusterExtension;
+
+let manager: RunningManager;
+let registry: TestRegistry;
+let push: RegistryClient;
+/** This file's own copy of the sample API group: its CRDs are no other test's. */
+const group = uniqueGroup();
+let bundleImages: Map<string, string>;
+/** Labels this file's ClusterCatalogs carry, so its extensions resolve from them only. */
+const catalogLabel = { 'bosun.dev/test': `ce-${randomBytes(3).toString('hex')}` };
+
+beforeAll(async () => {
+  if (missing) return;
+  registry = await startRegistry({ kind: 'plain' });
+  push = new RegistryClient();
+  bundleImages = await pushSampleBundles(push, registry.host, group);
+  manager = await startManager({
+    kubeconfig: inject('kubeconfig'),
+    installCrds: true,
+    metricsAddr: '127.0.0.1:0',
+    logger: pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' }),
+  });
+});
+afterAll(async () => {
+  await manager?.stop();
+  await push?.close();
+});
+
+/** A ClusterCatalog of the sample bundles `keep` keeps, each named by its image; Serving before it returns. */
+async function publish(keep: (bundle: string) => boolean, priority = 0): Promise<string> {
+  const name = `ce-samples-${randomBytes(3).toString('hex')}`;
+  const files = imageOnlyCatalog(await sampleCatalog(), (b) => bundleImages.get(b)!, keep, group);
+  const ref = `${registry.host}/catalogs/${name}:latest`;
+  await pushCatalog(push, ref, files);
+  await create<ClusterCatalog>(CC, '', {
+    apiVersion: 'olm.operatorframework.io/v1',
+    kind: 'ClusterCatalog',
+    metadata: { name, labels: catalogLabel },
+    spec: { source: { type: 'Image', image: { ref } }, priority },
+  });
+  await eventually(`ClusterCatalog ${name} to be Serving`, async () => {
+    const cc = await get<ClusterCatalog>(CC, '', name);
+    return condition(cc, 'Serving')?.status === 'True' ? cc : undefined;
+  });
+  return name;
+}
+
+function extension(name: string, namespace: string, version?: string): ClusterExtension {
+  return {
+    apiVersion: 'olm.operatorframework.io/v1',
+    kind: 'ClusterExtension',
+    metadata: { name },
+    spec: {
+      namespace,
+      serviceAccount: { name: 'installer' },
+      source: {
+        sourceType: 'Catalog',
+        catalog: {
+          packageName: 'bosun-sample',
+          ...(version ? { version } : {}),
+          selector: { matchLabels: catalogLabel },
+        },
+      },
+    },
+  };
+}
+
+const condition = (o: { status?: { conditions?: Condition[] } } | undefined, type: string) =>
+  o?.status?.conditions?.find((c) => c.type === type);
+
+/** The extension once `test` holds; if it never does, the error shows the extension's status and its plans and CSVs. */
+async function extensionWhen(
+  name: string,
+  test: (ext: ClusterExtension) => boolean,
+  what: string,
+  timeoutMs = 60_000,
+) {
+  let last: ClusterExtension | undefined;
+  try {
+    return await eventually(
+      what,
+      async () => {
+        last = await get<ClusterExtension>(CE, '', name);
+        return last && test(last) ? last : undefined;
+      },
+      timeoutMs,
+    );
+  } catch (err) {
+    const ns = last?.spec?.namespace ?? '';
+    const plans = ns ? await list<InstallPlan>(Resources.InstallPlan, ns) : [];
+    const csvs = ns ? await list<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns) : [];
+    const seen = {
+      status: last?.status,
+      plans: plans.map((p) => [p.spec.clusterServiceVersionNames, p.status?.phase, p.status?.message]),
+      csvs: csvs.map((c) => [c.metadata.name, c.status?.phase, c.status?.message]),
+    };
+    throw new Error(`${(err as Error).message}; last seen: ${JSON.stringify(seen)}`, { cause: err });
+  }
+}
+
+const installedAt = (version: string) => (ext: ClusterExtension) =>
+  ext.status?.install?.bundle.version === version &&
+  condition(ext, 'Installed')?.status === 'True' &&
+  condition(ext, 'Progressing')?.reason === 'Succeeded';
+
+describe.skipIf(missing !== undefined)('a ClusterExtension', () => {
+  it('installs the bundle v1 resolves, stays on a pinned version when a newer one is published, upgrades along the edges once widened, and is uninstalled with the extension', async () => {
+    const first = await publish((b) => b === 'bosun-sample.v0.1.0' || b === 'bosun-sample.v0.1.1');
+    const ns = await freshNamespace('ce');
+    const name = `sample-${randomBytes(3).toString('hex')}`;
+    await create(CE, '', extension(name, ns, '0.1.0'));
+
+    const installed = await extensionWhen(
+      name,
+      installedAt('0.1.0'),
+      'the extension to be Installed at 0.1.0',
+    );
+    expect(installed.status?.install).toEqual({ bundle: { name: 'bosun-sample.v0.1.0', version: '0.1.0' } });
+    expect(condition(installed, 'Installed')).toMatchObject({
+      reason: 'Succeeded',
+      message: `Installed bundle ${bundleImages.get('bosun-sample.v0.1.0')} successfully`,
+    });
+    expect(condition(installed, 'Progressing')).toMatchObject({
+      status: 'True',
+      message: 'desired state reached',
+    });
+    for (const type of ['Deprecated', 'PackageDeprecated', 'ChannelDeprecated', 'BundleDeprecated'])
+      expect(condition(installed, type)).toMatchObject({
+        status: 'False',
+        reason: 'Deprecated',
+        message: '',
+      });
+    // Installed by the engine: the CSV has succeeded, owned by the extension, and so has its Deployment.
+    const csv = await get<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns, 'bosun-sample.v0.1.0');
+    expect(csv?.status?.phase).toBe('Succeeded');
+    expect(csv?.metadata.ownerReferences).toContainEqual(
+      expect.objectContaining({ kind: 'ClusterExtension', name, uid: installed.metadata.uid }),
+    );
+    const groups = await list<OperatorGroup>(Resources.OperatorGroup, ns);
+    expect(groups.map((g) => g.spec?.targetNamespaces ?? [])).toEqual([[]]);
+
+    // A newer version published (in a catalog of higher priority: both offer 0.1.x, and v1
+    // refuses a tie): the pinned extension stays, and plans nothing.
+    const second = await publish(() => true, 1);
+    await new Promise((r) => setTimeout(r, 3_000));
+    const pinned = await get<ClusterExtension>(CE, '', name);
+    expect(pinned?.status?.install?.bundle.version).toBe('0.1.0');
+    expect(await list<InstallPlan>(Resources.InstallPlan, ns)).toHaveLength(1);
+
+    // Widened: 0.1.0's successor is 0.1.1 (replaces), whose highest successor is 0.2.1 (it
+    // replaces 0.1.1 and skips 0.2.0): two upgrades, each its own InstallPlan.
+    await mergePatch(CE, '', name, { spec: { source: { catalog: { version: '>=0.1.0' } } } });
+    const upgraded = await extensionWhen(
+      name,
+      installedAt('0.2.1'),
+      'the extension to upgrade to 0.2.1',
+      120_000,
+    );
+    expect(upgraded.status?.install?.bundle.name).toBe('bosun-sample.v0.2.1');
+    const csvs = await eventually('the older CSVs to be retired', async () => {
+      const all = await list<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns);
+      return all.length === 1 ? all : undefined;
+    });
+    expect(csvs.map((c) => [c.metadata.name, c.status?.phase])).toEqual([
+      ['bosun-sample.v0.2.1', 'Succeeded'],
+    ]);
+    const plans = await list<InstallPlan>(Resources.InstallPlan, ns);
+    expect(plans.map((p) => p.spec.clusterServiceVersionNames[0]).sort()).toEqual([
+      'bosun-sample.v0.1.0',
+      'bosun-sample.v0.1.1',
+      'bosun-sample.v0.2.1',
+    ]);
+
+    // Deleted: the garbage collector takes the plans, the group and the CSV (and with it the operator).
+    await remove(CE, '', name);
+    await eventually('the extension’s CSV, plans and OperatorGroup to be collected', async () => {
+      const left = [
+        ...(await list(Resources.ClusterServiceVersion, ns)),
+        ...(await list(Resources.InstallPlan, ns)),
+        ...(await list(Resources.OperatorGroup, ns)),
+      ];
+      return left.length === 0 ? true : undefined;
+    });
+    await remove(CC, '', first);
+    await remove(CC, '', second);
+  });
+
+  it('is refused, naming both owners, for a package a Subscription manages', async () => {
+    const catalog = await publish((b) => b === 'bosun-sample.v0.1.0');
+    const subNs = await freshNamespace('ce-sub');
+    await create(
+      Resources.Subscription,
+      subNs,
+      subscription(subNs, 'sample', {
+        name: 'bosun-sample',
+        source: 'none',
+        sourceNamespace: subNs,
+        channel: 'stable',
+      }),
+    );
+    const ns = await freshNamespace('ce');
+    const name = `sample-${randomBytes(3).toString('hex')}`;
+    await create(CE, '', extension(name, ns));
+    const refused = await extensionWhen(
+      name,
+      (ext) => condition(ext, 'Progressing')?.reason === 'Blocked',
+      'the extension to be Blocked',
+    );
+    expect(condition(refused, 'Progressing')).toMatchObject({ status: 'False' });
+    expect(condition(refused, 'Progressing')?.message).toContain(`Subscription ${subNs}/sample`);
+    expect(condition(refused, 'Progressing')?.message).toContain(`ClusterExtension ${name}`);
+    expect(condition(refused, 'Installed')).toMatchObject({
+      status: 'False',
+      message: 'No bundle installed',
+    });
+    expect(await list(Resources.InstallPlan, ns)).toHaveLength(0);
+    await remove(CE, '', name);
+    await remove(Resources.Subscription, subNs, 'sample');
+    await remove(CC, '', catalog);
+  });
+});

@@ -1,0 +1,137 @@
+/**
+ * How a ClusterExtension maps onto the engine's objects: its InstallPlan (name, labels, owner,
+ * source, what it replaces), its OperatorGroup, and which CSV counts as installed.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ClusterExtension } from '../../../src/apis/olmv1.js';
+import type { ClusterServiceVersion, InstallPlan } from '../../../src/apis/operators.js';
+import {
+  desiredExtensionGroup,
+  desiredExtensionPlan,
+  extensionPlanName,
+  installedBundle,
+  isExtensionObject,
+  owningExtension,
+} from '../../../src/controllers/clusterextension-plan.js';
+
+const ext: ClusterExtension = {
+  apiVersion: 'olm.operatorframework.io/v1',
+  kind: 'ClusterExtension',
+  metadata: { name: 'argocd', uid: 'u-1' },
+  spec: {
+    namespace: 'argocd-ns',
+    serviceAccount: { name: 'installer' },
+    source: { sourceType: 'Catalog', catalog: { packageName: 'argocd-operator' } },
+  },
+};
+
+const csv = (name: string, phase: string, version: string, deleting = false): ClusterServiceVersion =>
+  ({
+    metadata: {
+      name,
+      namespace: 'argocd-ns',
+      ...(deleting ? { deletionTimestamp: '2026-11-27T00:00:00Z' } : {}),
+    },
+    spec: { version },
+    status: { phase },
+  }) as unknown as ClusterServiceVersion;
+
+describe('the extension’s InstallPlan', () => {
+  it('is named from the extension and the bundle, labelled and owned as v1 labels what it installs, and names its ClusterCatalog', () => {
+    const plan = desiredExtensionPlan(
+      ext,
+      { name: 'argocd-operator.v0.6.0', image: 'q/b@sha256:1' },
+      'operatorhubio',
+      'argocd-operator.v0.5.0',
+      4,
+    );
+    expect(plan.metadata).toEqual({
+      name: extensionPlanName('argocd', 'argocd-operator.v0.6.0'),
+      namespace: 'argocd-ns',
+      labels: {
+        'olm.operatorframework.io/owner-kind': 'ClusterExtension',
+        'olm.operatorframework.io/owner-name': 'argocd',
+      },
+      annotations: {
+        'olm.operatorframework.io/bundle-image': 'q/b@sha256:1',
+        'olm.operatorframework.io/replaces': 'argocd-operator.v0.5.0',
+      },
+      ownerReferences: [
+        {
+          apiVersion: 'olm.operatorframework.io/v1',
+          kind: 'ClusterExtension',
+          name: 'argocd',
+          uid: 'u-1',
+          controller: false,
+          blockOwnerDeletion: false,
+        },
+      ],
+    });
+    expect(plan.spec).toEqual({
+      clusterServiceVersionNames: ['argocd-operator.v0.6.0'],
+      approval: 'Automatic',
+      approved: true,
+      generation: 4,
+      source: 'operatorhubio',
+      sourceNamespace: '',
+    });
+    expect(isExtensionObject(plan, 'argocd')).toBe(true);
+    expect(isExtensionObject(plan, 'other')).toBe(false);
+    expect(owningExtension(plan)).toBe('argocd');
+  });
+
+  it('has a name of its own per extension and bundle, stable across calls', () => {
+    const a = extensionPlanName('argocd', 'argocd-operator.v0.6.0');
+    expect(a).toMatch(/^extension-[0-9a-f]{10}$/);
+    expect(extensionPlanName('argocd', 'argocd-operator.v0.6.0')).toBe(a);
+    expect(extensionPlanName('argocd', 'argocd-operator.v0.6.1')).not.toBe(a);
+    expect(extensionPlanName('argocd2', 'argocd-operator.v0.6.0')).not.toBe(a);
+  });
+
+  it('is told from a Subscription’s plan, which v1’s labels do not mark', () => {
+    const subs = { metadata: { labels: { 'operators.coreos.com/subscription': 'argocd' } } };
+    expect(isExtensionObject(subs)).toBe(false);
+  });
+});
+
+describe('the extension’s OperatorGroup', () => {
+  it('targets every namespace, in the extension’s namespace, owned by it', () => {
+    const og = desiredExtensionGroup(ext);
+    expect(og.metadata).toMatchObject({ name: 'argocd', namespace: 'argocd-ns' });
+    expect(og.spec).toEqual({});
+    expect(owningExtension(og)).toBe('argocd');
+  });
+});
+
+describe('installedBundle', () => {
+  const plans = (...names: string[]) =>
+    names.map(
+      (n) =>
+        ({
+          metadata: { annotations: { 'olm.operatorframework.io/bundle-image': `img/${n}` } },
+          spec: { clusterServiceVersionNames: [n] },
+        }) as unknown as InstallPlan,
+    );
+  it('is the CSV of its plans that has Succeeded, with the image its plan names', () => {
+    const csvs = new Map([
+      ['a.v1', csv('a.v1', 'Replacing', '1.0.0')],
+      ['a.v2', csv('a.v2', 'Succeeded', '2.0.0')],
+    ]);
+    expect(installedBundle(plans('a.v1', 'a.v2'), (n) => csvs.get(n))).toMatchObject({
+      bundle: { name: 'a.v2', version: '2.0.0' },
+      image: 'img/a.v2',
+    });
+  });
+  it('is the one being replaced while the newer one installs', () => {
+    const csvs = new Map([
+      ['a.v1', csv('a.v1', 'Replacing', '1.0.0')],
+      ['a.v2', csv('a.v2', 'Installing', '2.0.0')],
+    ]);
+    expect(installedBundle(plans('a.v1', 'a.v2'), (n) => csvs.get(n))?.bundle.name).toBe('a.v1');
+  });
+  it('is none before a CSV succeeds, or when the only one is being deleted', () => {
+    expect(installedBundle(plans('a.v1'), () => csv('a.v1', 'Installing', '1.0.0'))).toBeUndefined();
+    expect(installedBundle(plans('a.v1'), () => csv('a.v1', 'Succeeded', '1.0.0', true))).toBeUndefined();
+    expect(installedBundle(plans('a.v1'), () => undefined)).toBeUndefined();
+  });
+});
