@@ -113,7 +113,12 @@ export function desiredExtensionPlan(
   };
 }
 
-/** The OperatorGroup an extension makes in a namespace without one: every namespace its target. */
+/**
+ * The OperatorGroup an extension makes in a namespace without one: every namespace its target,
+ * and the extension's ServiceAccount the identity the install is carried out as (the engine's
+ * scoped install: checked against what the account may do before anything is applied), as v1.2.0
+ * installs as `spec.serviceAccount`.
+ */
 export function desiredExtensionGroup(ext: ClusterExtension): OperatorGroup {
   const name = ext.metadata.name ?? '';
   return {
@@ -128,20 +133,37 @@ export function desiredExtensionGroup(ext: ClusterExtension): OperatorGroup {
       },
       ownerReferences: [extensionOwner(ext)],
     },
-    spec: {},
+    spec: { serviceAccountName: ext.spec?.serviceAccount.name ?? '' },
   } as OperatorGroup;
 }
 
 /**
- * The bundle the extension has installed: of the CSVs its plans created, the one that has
- * `Succeeded` (during an upgrade the older one stays installed until the newer succeeds, then
+ * On a ClusterExtension: the Subscription in its namespace it takes over (`bosun migrate
+ * subscription`). That Subscription does not count as another owner, and the CSV it installed is
+ * adopted as the extension's installed bundle (given an ownerReference to the extension) instead
+ * of being installed again.
+ */
+export const MigratedFromAnnotation = 'bosun.dev/migrated-from-subscription';
+
+/** Whether `csv` names `ext` among its owners (by uid: a namesake made again is another extension). */
+export function ownedByExtension(csv: ClusterServiceVersion, ext: ClusterExtension): boolean {
+  return (csv.metadata.ownerReferences ?? []).some(
+    (o) => o.kind === V1Resources.ClusterExtension.kind && o.uid === ext.metadata.uid,
+  );
+}
+
+/**
+ * The bundle the extension has installed: of the CSVs its plans created (or it adopted), the one
+ * that has `Succeeded` (during an upgrade the older one stays installed until the newer succeeds, then
  * goes `Replacing`).
  */
 export function installedBundle(
   plans: readonly InstallPlan[],
   csvOf: (name: string) => ClusterServiceVersion | undefined,
-): { csv: ClusterServiceVersion; bundle: BundleMetadata; image: string } | undefined {
-  const names = new Set(plans.flatMap((p) => p.spec.clusterServiceVersionNames));
+  /** CSVs the extension adopted rather than installed (see MigratedFromAnnotation). */
+  adopted: readonly string[] = [],
+): { csv: ClusterServiceVersion; bundle: BundleMetadata; image?: string } | undefined {
+  const names = new Set([...plans.flatMap((p) => p.spec.clusterServiceVersionNames), ...adopted]);
   const live = [...names]
     .map(csvOf)
     .filter((c): c is ClusterServiceVersion => c !== undefined && !c.metadata.deletionTimestamp);
@@ -154,6 +176,8 @@ export function installedBundle(
   return {
     csv,
     bundle: { name, version: csv.spec.version ?? '' },
-    image: plan?.metadata.annotations?.[BundleImageAnnotation] || name,
+    ...(plan?.metadata.annotations?.[BundleImageAnnotation]
+      ? { image: plan.metadata.annotations[BundleImageAnnotation] }
+      : {}),
   };
 }

@@ -51,12 +51,19 @@ export type ExtensionOutcome =
   | {
       kind: 'progressing';
       message: string;
-      resolved: { bundle: BundleMetadata; deprecation?: DeprecationsDoc };
+      resolved: Resolved;
     }
   /** Refused before resolving, and retrying cannot help until something else changes. */
   | { kind: 'blocked'; message: string }
   /** The resolved bundle is the one installed. */
-  | { kind: 'installed'; resolved: { bundle: BundleMetadata; deprecation?: DeprecationsDoc } };
+  | { kind: 'installed'; resolved: Resolved };
+
+/** The bundle resolution picked: its name and version, the image its catalog names, its package's deprecations. */
+export interface Resolved {
+  bundle: BundleMetadata;
+  image?: string;
+  deprecation?: DeprecationsDoc;
+}
 
 const Type = ExtensionConditionType;
 const Reason = ExtensionConditionReason;
@@ -108,10 +115,7 @@ export function clusterExtensionStatus(
  * extension asks for, and the resolved bundle's; `Deprecated` joins their messages with `;`, each
  * kind's own condition joins its entries' messages each after a newline.
  */
-function deprecationConditions(
-  ext: ClusterExtension,
-  resolved: { bundle: BundleMetadata; deprecation?: DeprecationsDoc },
-): [string, string | undefined][] {
+function deprecationConditions(ext: ClusterExtension, resolved: Resolved): [string, string | undefined][] {
   const channels = new Set(ext.spec?.source.catalog?.channels ?? []);
   const byType = new Map<string, string[]>();
   for (const entry of resolved.deprecation?.entries ?? []) {

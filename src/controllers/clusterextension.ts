@@ -16,9 +16,9 @@ import type { OwnerReference } from '../apis/meta.js';
 import type { ClusterExtension } from '../apis/olmv1.js';
 import { ClusterCatalogConditionType, V1Resources } from '../apis/olmv1.js';
 import type { InstallPlan } from '../apis/operators.js';
-import { InstallPlanPhase, Resources } from '../apis/operators.js';
+import { CSVPhase, InstallPlanPhase, Resources } from '../apis/operators.js';
 import { objectKey } from '../kube/cache.js';
-import { collectionPath } from '../kube/client.js';
+import { collectionPath, objectPath } from '../kube/client.js';
 import { isConditionTrue } from '../kube/conditions.js';
 import { isAlreadyExists } from '../kube/errors.js';
 import { writeStatus } from '../kube/status.js';
@@ -28,8 +28,11 @@ import { resolveV1, type V1Catalog } from '../olmv1/resolve.js';
 import {
   desiredExtensionGroup,
   desiredExtensionPlan,
+  extensionOwner,
   installedBundle,
   isExtensionObject,
+  MigratedFromAnnotation,
+  ownedByExtension,
   owningExtension,
 } from './clusterextension-plan.js';
 import {
@@ -106,10 +109,19 @@ async function reconcileExtension(
   const plans = ctx.informers.installPlans
     .list(namespace)
     .filter((ip) => isExtensionObject(ip, name) && !ip.metadata.deletionTimestamp);
-  const current = installedBundle(plans, (csv) => ctx.informers.csvs.get(objectKey(namespace, csv)));
-  const installed: InstalledBundle | undefined = current && { bundle: current.bundle, image: current.image };
+  const adopted = await adoptedCSVs(ctx, ext);
+  const current = installedBundle(plans, (csv) => ctx.informers.csvs.get(objectKey(namespace, csv)), adopted);
 
   const outcome = await decide(ctx, ext, plans, current?.bundle);
+  // An adopted CSV has no plan of the extension's to name its image: the catalog's, if it is the one resolved.
+  const resolved =
+    outcome.kind === 'installed' || outcome.kind === 'progressing' ? outcome.resolved : undefined;
+  const image =
+    current?.image ?? (resolved?.bundle.name === current?.bundle.name ? resolved?.image : undefined);
+  const installed: InstalledBundle | undefined = current && {
+    bundle: current.bundle,
+    image: image || current.bundle.name,
+  };
   await writeStatus(ctx.applier, {
     resource: V1Resources.ClusterExtension,
     object: ext,
@@ -128,7 +140,14 @@ async function decide(
   const source = ext.spec!.source.catalog;
   if (!source) return { kind: 'unresolved', message: 'spec.source.catalog is not set' };
   // An operator is owned by one front end: a package a Subscription manages is not installed again.
-  const subscribed = ctx.informers.subscriptions.list().find((s) => s.spec.name === source.packageName);
+  const migrating = ext.metadata.annotations?.[MigratedFromAnnotation];
+  const subscribed = ctx.informers.subscriptions
+    .list()
+    .find(
+      (s) =>
+        s.spec.name === source.packageName &&
+        !(s.metadata.namespace === ext.spec!.namespace && s.metadata.name === migrating),
+    );
   if (subscribed)
     return {
       kind: 'blocked',
@@ -140,6 +159,7 @@ async function decide(
   const { bundle, version, catalog, deprecation } = resolved.value;
   const target = {
     bundle: { name: bundle.name, version },
+    ...(bundle.image ? { image: bundle.image } : {}),
     ...(deprecation ? { deprecation } : {}),
   };
 
@@ -162,6 +182,44 @@ async function decide(
       ? `InstallPlan ${plan.metadata.name} is ${plan.status?.phase || 'Planning'}${plan.status?.message ? `: ${plan.status.message}` : ''}`
       : `ClusterServiceVersion ${bundle.name} is ${csv?.status?.phase ?? 'not there yet'}${csv?.status?.message ? `: ${csv.status.message}` : ''}`;
   return { kind: 'progressing', message: `installing ${where}: ${state}`, resolved: target };
+}
+
+/**
+ * The CSVs the extension owns without a plan of its own: adopted from the Subscription it was
+ * migrated from (MigratedFromAnnotation). That Subscription's installed CSV is given an
+ * ownerReference to the extension here, once it has succeeded, so it stays the extension's after
+ * the Subscription is gone and goes with the extension; it is not installed again.
+ */
+async function adoptedCSVs(ctx: ClusterExtensionContext, ext: ClusterExtension): Promise<string[]> {
+  const namespace = ext.spec!.namespace;
+  const owned = ctx.informers.csvs
+    .list(namespace)
+    .filter((c) => ownedByExtension(c, ext))
+    .map((c) => c.metadata.name ?? '');
+  const from = ext.metadata.annotations?.[MigratedFromAnnotation];
+  if (!from) return owned;
+  const installed = ctx.informers.subscriptions.get(objectKey(namespace, from))?.status?.installedCSV;
+  const csv = installed ? ctx.informers.csvs.get(objectKey(namespace, installed)) : undefined;
+  if (!csv || ownedByExtension(csv, ext) || csv.status?.phase !== CSVPhase.Succeeded) return owned;
+  // A merge patch replaces the whole list: the resourceVersion makes it refuse a list changed meanwhile.
+  await ctx.client.request({
+    method: 'PATCH',
+    path: objectPath(Resources.ClusterServiceVersion, installed!, namespace),
+    contentType: 'application/merge-patch+json',
+    body: {
+      metadata: {
+        resourceVersion: csv.metadata.resourceVersion,
+        ownerReferences: [...(csv.metadata.ownerReferences ?? []), extensionOwner(ext)],
+      },
+    },
+  });
+  ctx.log.info({ csv: installed, subscription: from }, 'csv adopted by the extension');
+  void ctx.events.normal(
+    ext,
+    'Adopted',
+    `ClusterServiceVersion ${namespace}/${installed} of Subscription ${from} adopted`,
+  );
+  return [...owned, installed!];
 }
 
 /** The ClusterCatalogs as v1's resolver reads them, each with its documents of package `pkg`. */

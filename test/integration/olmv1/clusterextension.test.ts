@@ -18,6 +18,7 @@ import {
   type OperatorGroup,
   Resources,
 } from '../../../src/apis/operators.js';
+import { Builtin } from '../../../src/kube/resources.js';
 import { type RunningManager, startManager } from '../../../src/manager/manager.js';
 import { RegistryClient } from '../../../src/oci/client.js';
 import { registryAvailable, startRegistry, type TestRegistry } from '../../support/registry.js';
@@ -82,6 +83,27 @@ async function publish(keep: (bundle: string) => boolean, priority = 0): Promise
   return name;
 }
 
+/**
+ * A namespace for an extension, with the ServiceAccount `installer` it installs as, bound to
+ * cluster-admin as OLM v1's tutorials bind theirs.
+ */
+async function extensionNamespace(): Promise<string> {
+  const ns = await freshNamespace('ce');
+  await create(Builtin.ServiceAccount, ns, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: 'installer', namespace: ns },
+  });
+  await create(Builtin.ClusterRoleBinding, '', {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: `${ns}-installer` },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+    subjects: [{ kind: 'ServiceAccount', name: 'installer', namespace: ns }],
+  });
+  return ns;
+}
+
 function extension(name: string, namespace: string, version?: string): ClusterExtension {
   return {
     apiVersion: 'olm.operatorframework.io/v1',
@@ -143,7 +165,7 @@ const installedAt = (version: string) => (ext: ClusterExtension) =>
 describe.skipIf(missing !== undefined)('a ClusterExtension', () => {
   it('installs the bundle v1 resolves, stays on a pinned version when a newer one is published, upgrades along the edges once widened, and is uninstalled with the extension', async () => {
     const first = await publish((b) => b === 'bosun-sample.v0.1.0' || b === 'bosun-sample.v0.1.1');
-    const ns = await freshNamespace('ce');
+    const ns = await extensionNamespace();
     const name = `sample-${randomBytes(3).toString('hex')}`;
     await create(CE, '', extension(name, ns, '0.1.0'));
 
@@ -173,8 +195,13 @@ describe.skipIf(missing !== undefined)('a ClusterExtension', () => {
     expect(csv?.metadata.ownerReferences).toContainEqual(
       expect.objectContaining({ kind: 'ClusterExtension', name, uid: installed.metadata.uid }),
     );
+    // The group the extension made: every namespace, installed as the extension's ServiceAccount.
     const groups = await list<OperatorGroup>(Resources.OperatorGroup, ns);
-    expect(groups.map((g) => g.spec?.targetNamespaces ?? [])).toEqual([[]]);
+    expect(groups.map((g) => g.spec)).toEqual([
+      { serviceAccountName: 'installer', upgradeStrategy: 'Default' },
+    ]);
+    const plan = (await list<InstallPlan>(Resources.InstallPlan, ns))[0];
+    expect(plan?.status?.attenuatedServiceAccountRef).toMatchObject({ name: 'installer', namespace: ns });
 
     // A newer version published (in a catalog of higher priority: both offer 0.1.x, and v1
     // refuses a tie): the pinned extension stays, and plans nothing.
