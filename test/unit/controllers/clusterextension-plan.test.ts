@@ -95,10 +95,10 @@ describe('the extension’s InstallPlan', () => {
 });
 
 describe('the extension’s OperatorGroup', () => {
-  it('targets every namespace, in the extension’s namespace, owned by it', () => {
+  it('targets every namespace, in the extension’s namespace, owned by it, installing as the extension’s ServiceAccount', () => {
     const og = desiredExtensionGroup(ext);
     expect(og.metadata).toMatchObject({ name: 'argocd', namespace: 'argocd-ns' });
-    expect(og.spec).toEqual({});
+    expect(og.spec).toEqual({ serviceAccountName: 'installer' });
     expect(owningExtension(og)).toBe('argocd');
   });
 });
