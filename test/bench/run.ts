@@ -2,7 +2,7 @@
  * `npm run bench -- <suite> [<suite>...]` runs benchmark suites and prints one JSON object per
  * figure on stdout: {"name", "value", "unit", "inputs"}. Benchmarks report; they never fail on a
  * figure. Each suite is `test/bench/<suite>.bench.ts` with a default export `(emit) => Promise<void>`.
- * Without names every suite runs but the long ones (`corpus-install`, `soak`, `ha`), which run only when named.
+ * Without names every suite runs but the long ones (`corpus-install`, `soak`, `ha`, `olmv1`), which run only when named.
  *
  * On a virtual machine the host may run other guests on the same cores; the share of CPU time it
  * took while a figure was measured (`steal_pct`, from /proc/stat, since the previous figure) says
@@ -25,7 +25,7 @@ const available = (await readdir(here))
   .filter((f) => f.endsWith('.bench.ts'))
   .map((f) => f.replace('.bench.ts', ''));
 /** Suites that take many minutes run only when named. */
-const onlyWhenNamed = ['corpus-install', 'soak', 'ha'];
+const onlyWhenNamed = ['corpus-install', 'soak', 'ha', 'olmv1'];
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((w) => !available.includes(w));
 if (unknown.length) {

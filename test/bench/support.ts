@@ -119,12 +119,14 @@ export const coreResource = (plural: string) => ({
  * current), with the memory settings it gives itself (src/cli/allocator.ts;
  * BOSUN_BENCH_MALLOC=default leaves glibc's and V8's defaults, for comparison).
  * BOSUN_BENCH_MANAGER_NODE_OPTIONS adds options for its node, e.g. `--cpu-prof` to profile it
- * (options node refuses in NODE_OPTIONS).
+ * (options node refuses in NODE_OPTIONS). `logTo` (a file descriptor) takes its log (its stdout,
+ * dropped otherwise), e.g. a debug log asked for in `extraArgs` (the last --log-level wins).
  */
 export function runManager(
   kubeconfig: string,
   globalNamespace: string,
   extraArgs: string[] = [],
+  logTo: 'ignore' | number = 'ignore',
 ): ChildProcess {
   execFileSync('npm', ['run', '--silent', 'build'], { cwd: repo, stdio: 'inherit' });
   const nodeOptions = process.env.BOSUN_BENCH_MANAGER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [];
@@ -150,7 +152,7 @@ export function runManager(
     ],
     {
       cwd: repo,
-      stdio: ['ignore', 'ignore', 'inherit'],
+      stdio: ['ignore', logTo, 'inherit'],
       env: { ...process.env, ...benchAllocatorEnv() },
     },
   );
