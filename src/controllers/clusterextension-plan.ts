@@ -2,8 +2,8 @@
  * Pure helpers of the ClusterExtension controller: how an extension is carried out by the
  * engine v0's Subscriptions use, and what of it is installed.
  *
- * A ClusterExtension installs through an InstallPlan in `spec.namespace`, one per resolved bundle,
- * named from the extension and the bundle (a manager that restarts finds the plan it made):
+ * A ClusterExtension installs through an InstallPlan in `spec.namespace`, one per bundle it
+ * installs, named from the extension, the bundle and what it replaces (extensionPlanName):
  * - labelled `olm.operatorframework.io/owner-kind: ClusterExtension` and `owner-name: <name>` (the
  *   labels v1 puts on what it installs), and owned by the extension (a non-blocking
  *   ownerReference), so deleting the extension lets the garbage collector take the plan, and with
@@ -37,6 +37,14 @@ export const ExtensionOwnerLabels = {
 
 /** On an extension's InstallPlan: the CSV the planned one replaces. */
 export const ReplacesAnnotation = 'olm.operatorframework.io/replaces';
+/**
+ * On an extension's InstallPlan: `install.preflight.crdUpgradeSafety.enforcement` when the plan
+ * was made (`Strict` unless the extension says `None`); `None` lets the plan replace CRDs without
+ * the safety check, as v1 skips its preflight.
+ */
+export const CRDUpgradeSafetyAnnotation = 'olm.operatorframework.io/crd-upgrade-safety';
+/** On an extension's InstallPlan: the extension's generation when the plan was made. */
+export const ExtensionGenerationAnnotation = 'olm.operatorframework.io/extension-generation';
 /** On an extension's InstallPlan: the bundle's image as its catalog names it (v1's `Installed` message names it). */
 export const BundleImageAnnotation = 'olm.operatorframework.io/bundle-image';
 
@@ -51,9 +59,21 @@ export function extensionOwner(ext: ClusterExtension): OwnerReference {
   };
 }
 
-/** The name of the extension's InstallPlan for `bundle`. */
-export function extensionPlanName(extension: string, bundle: string): string {
-  const h = createHash('sha256').update(`ClusterExtension/${extension}/${bundle}`).digest('hex');
+/**
+ * The name of the extension's InstallPlan that installs `bundle` in place of `replaces` (none on
+ * a first install) at the extension's current generation: a manager that restarts finds the plan
+ * it made, and a bundle installed again later (a downgrade back to it, after a change of spec)
+ * gets a plan of its own rather than the finished one of its first install.
+ */
+export function extensionPlanName(
+  ext: Pick<ClusterExtension, 'metadata'>,
+  bundle: string,
+  replaces: string | undefined,
+): string {
+  const { uid, generation } = ext.metadata;
+  const h = createHash('sha256')
+    .update(`ClusterExtension/${uid ?? ''}/${generation ?? 0}/${bundle}/${replaces ?? ''}`)
+    .digest('hex');
   return `extension-${h.slice(0, 10)}`;
 }
 
@@ -90,7 +110,7 @@ export function desiredExtensionPlan(
     apiVersion: `${Resources.InstallPlan.group}/${Resources.InstallPlan.version}`,
     kind: 'InstallPlan',
     metadata: {
-      name: extensionPlanName(name, bundle.name),
+      name: extensionPlanName(ext, bundle.name, replaces),
       namespace: ext.spec?.namespace ?? '',
       labels: {
         [ExtensionOwnerLabels.kind]: V1Resources.ClusterExtension.kind,
@@ -98,6 +118,8 @@ export function desiredExtensionPlan(
       },
       annotations: {
         [BundleImageAnnotation]: bundle.image ?? '',
+        [ExtensionGenerationAnnotation]: String(ext.metadata.generation ?? 0),
+        [CRDUpgradeSafetyAnnotation]: ext.spec?.install?.preflight?.crdUpgradeSafety.enforcement ?? 'Strict',
         ...(replaces ? { [ReplacesAnnotation]: replaces } : {}),
       },
       ownerReferences: [extensionOwner(ext)],
@@ -180,4 +202,23 @@ export function installedBundle(
       ? { image: plan.metadata.annotations[BundleImageAnnotation] }
       : {}),
   };
+}
+
+/** How long a failed plan of an extension stays before it is made again (v1 retries a failed install). */
+export const FailedPlanRetryMs = 30_000;
+
+/**
+ * When the extension's failed plan is to be made again: v1 retries a failed install (a CRD
+ * upgrade its preflight refused may be safe once the custom resources change), while an
+ * InstallPlan that failed stays failed. So the plan is deleted this long after it failed (its
+ * last condition change), and the next reconcile makes it again, checked again; at once when the
+ * extension's spec changed since the plan was made (its enforcement turned off, say).
+ */
+export function failedPlanRetryAt(plan: InstallPlan, ext: ClusterExtension): number {
+  if (plan.metadata.annotations?.[ExtensionGenerationAnnotation] !== String(ext.metadata.generation ?? 0))
+    return 0;
+  const times = (plan.status?.conditions ?? [])
+    .map((c) => Date.parse(c.lastTransitionTime ?? ''))
+    .filter((t) => Number.isFinite(t));
+  return (times.length > 0 ? Math.max(...times) : 0) + FailedPlanRetryMs;
 }

@@ -31,6 +31,7 @@ import {
   extensionOwner,
   installedBundle,
   isExtensionObject,
+  failedPlanRetryAt,
   MigratedFromAnnotation,
   ownedByExtension,
   owningExtension,
@@ -42,6 +43,7 @@ import {
 } from './clusterextension-status.js';
 import type { Controller, ScopedContext } from './context.js';
 import { reportingForbidden } from './forbidden.js';
+import { deleteIfPresent } from './objects.js';
 import { nextGeneration } from './subscription-plan.js';
 
 /** How soon an extension that failed to resolve, or waits for its install, is looked at again. */
@@ -167,12 +169,25 @@ async function decide(
 
   await ensureOperatorGroup(ctx, ext);
   const plan = await ensurePlan(ctx, ext, plans, bundle, catalog, installed?.name);
+  // v1 words what stands between the resolved bundle and its install as the cause, then the bundle.
   const where = `for resolved bundle ${JSON.stringify(bundle.name)} with version ${JSON.stringify(version)}`;
   if (plan.status?.phase === InstallPlanPhase.Failed) {
     const failed = plan.status.conditions?.find((c) => c.status === 'False')?.message ?? plan.status.message;
+    // Retried as v1 retries: the plan is made again (and checked again) a while after it failed.
+    const retryAt = failedPlanRetryAt(plan, ext);
+    if (ctx.clock.now() >= retryAt) {
+      await deleteIfPresent(
+        ctx.client,
+        objectPath(Resources.InstallPlan, plan.metadata.name ?? '', ext.spec!.namespace),
+      );
+      ctx.log.info(
+        { installPlan: plan.metadata.name },
+        'failed installplan of the extension deleted, to be made again',
+      );
+    }
     return {
       kind: 'progressing',
-      message: `install failed ${where}: ${failed ?? 'InstallPlan failed'}`,
+      message: `InstallPlan ${plan.metadata.name} failed: ${failed ?? 'no reason given'} ${where}`,
       resolved: target,
     };
   }
@@ -181,7 +196,7 @@ async function decide(
     plan.status?.phase !== InstallPlanPhase.Complete
       ? `InstallPlan ${plan.metadata.name} is ${plan.status?.phase || 'Planning'}${plan.status?.message ? `: ${plan.status.message}` : ''}`
       : `ClusterServiceVersion ${bundle.name} is ${csv?.status?.phase ?? 'not there yet'}${csv?.status?.message ? `: ${csv.status.message}` : ''}`;
-  return { kind: 'progressing', message: `installing ${where}: ${state}`, resolved: target };
+  return { kind: 'progressing', message: `${state} ${where}`, resolved: target };
 }
 
 /**

@@ -224,7 +224,7 @@ export async function planSteps(ctx: InstallPlanContext, ip: InstallPlan): Promi
       ...(replaces ? { replaces } : {}),
     });
     if (!planned.ok) return { kind: 'failed', message: planned.errors.map(formatProblem).join('; ') };
-    steps.push(...ownedByExtension(planned.value, ip));
+    steps.push(...withExtensionOwner(planned.value, ip));
     warnings.push(...decoded.value.warnings);
     sources.add(located.source.name);
   }
@@ -454,7 +454,7 @@ function extensionReplaces(ctx: InstallPlanContext, namespace: string, ip: Insta
  * A ClusterExtension's plan gives the CSV its ownerReference to the extension, so deleting the
  * extension uninstalls the operator (the CSV owns the rest) through the garbage collector.
  */
-function ownedByExtension(steps: InstallStep[], ip: InstallPlan): InstallStep[] {
+function withExtensionOwner(steps: InstallStep[], ip: InstallPlan): InstallStep[] {
   const owner = ip.metadata.ownerReferences?.find((o) => o.kind === 'ClusterExtension');
   if (!owner || !isExtensionObject(ip)) return steps;
   return steps.map((step) => {

@@ -17,6 +17,7 @@ import { InstallPlanPhase, Resources, StepStatus } from '../apis/operators.js';
 import { objectKey } from '../kube/cache.js';
 import { crdStatusOf, isEstablished, isRefusedForGood, notEstablishedReason } from '../kube/crds.js';
 import { unsafeCRDReplacements } from './installplan-crd-safety.js';
+import { CRDUpgradeSafetyAnnotation } from './clusterextension-plan.js';
 import { withPlanSummary } from './installplan-summary.js';
 import { findCondition, formatTime, removeCondition, setCondition } from '../kube/conditions.js';
 import { writeStatus } from '../kube/status.js';
@@ -246,8 +247,12 @@ async function execute(
       if (verdict.kind === 'refused')
         return failRun(run, verdict.message, InstallPlanConditionReason[verdict.reason]);
     }
-    // A CRD replacement that would strand stored objects refuses the plan too.
-    const unsafe = await unsafeCRDReplacements(ctx.client, run.steps, (role) => ctx.applier.apply(role));
+    // A CRD replacement that would strand stored objects refuses the plan too, unless the
+    // ClusterExtension the plan is for turned the check off (v1's enforcement: None).
+    const unsafe =
+      ip.metadata.annotations?.[CRDUpgradeSafetyAnnotation] === 'None'
+        ? []
+        : await unsafeCRDReplacements(ctx.client, run.steps, (role) => ctx.applier.apply(role));
     if (unsafe.length > 0) {
       const message = `the upgrade would not be safe for what the cluster stores, so nothing was changed: ${unsafe.join('; ')}`;
       return failRun(run, message, InstallPlanConditionReason.UnsafeCRDUpgrade);

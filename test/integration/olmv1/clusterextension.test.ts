@@ -4,7 +4,9 @@
  * extension resolves with v1's rules, installs through the engine Subscriptions use (InstallPlan,
  * CSV, the operator's Deployment), and reports `Installed` and `Progressing` in v1's words. A
  * pinned version stays where it is when a newer bundle is published; widened to a range, it
- * upgrades along the catalog's edges, one successor at a time as v1 does. A package a
+ * upgrades along the catalog's edges, one successor at a time as v1 does, once the operator's
+ * OperatorCondition lets it. A SelfCertified downgrade that would drop a CRD field is refused by
+ * the CRD safety check and retried, and goes through once enforcement is None. A package a
  * Subscription manages is refused, naming both. Deleting the extension uninstalls the operator.
  */
 import { randomBytes } from 'node:crypto';
@@ -211,9 +213,38 @@ describe.skipIf(missing !== undefined)('a ClusterExtension', () => {
     expect(pinned?.status?.install?.bundle.version).toBe('0.1.0');
     expect(await list<InstallPlan>(Resources.InstallPlan, ns)).toHaveLength(1);
 
+    // The operator says it is not upgradeable (its OperatorCondition): widened, the extension
+    // plans the upgrade, which waits, 0.1.0 staying installed, until the operator clears it.
+    const gate = (status: 'True' | 'False') => ({
+      spec: {
+        conditions: [
+          {
+            type: 'Upgradeable',
+            status,
+            reason: status === 'False' ? 'Migrating' : 'Ready',
+            message: status === 'False' ? 'a migration is running' : 'done',
+            lastTransitionTime: '2026-01-01T00:00:00Z',
+          },
+        ],
+      },
+    });
+    await eventually('the OperatorCondition of 0.1.0', () =>
+      get(Resources.OperatorCondition, ns, 'bosun-sample.v0.1.0'),
+    );
+    await mergePatch(Resources.OperatorCondition, ns, 'bosun-sample.v0.1.0', gate('False'));
     // Widened: 0.1.0's successor is 0.1.1 (replaces), whose highest successor is 0.2.1 (it
     // replaces 0.1.1 and skips 0.2.0): two upgrades, each its own InstallPlan.
     await mergePatch(CE, '', name, { spec: { source: { catalog: { version: '>=0.1.0' } } } });
+    const held = await extensionWhen(
+      name,
+      (ext) =>
+        (condition(ext, 'Progressing')?.message ?? '').includes('not upgradeable: a migration is running'),
+      'the upgrade to be held by the operator',
+    );
+    expect(condition(held, 'Progressing')).toMatchObject({ status: 'True', reason: 'Retrying' });
+    expect(held.status?.install?.bundle.version).toBe('0.1.0');
+    expect(condition(held, 'Installed')).toMatchObject({ status: 'True' });
+    await mergePatch(Resources.OperatorCondition, ns, 'bosun-sample.v0.1.0', gate('True'));
     const upgraded = await extensionWhen(
       name,
       installedAt('0.2.1'),
@@ -234,6 +265,27 @@ describe.skipIf(missing !== undefined)('a ClusterExtension', () => {
       'bosun-sample.v0.1.1',
       'bosun-sample.v0.2.1',
     ]);
+
+    // SelfCertified allows a downgrade, which v1 would make; 0.1.0's CRD drops 0.2's field
+    // `color`, so the CRD safety check (Strict by default) refuses it, and the extension retries.
+    await mergePatch(CE, '', name, {
+      spec: { source: { catalog: { version: '0.1.0', upgradeConstraintPolicy: 'SelfCertified' } } },
+    });
+    const unsafe = await extensionWhen(
+      name,
+      (ext) => (condition(ext, 'Progressing')?.message ?? '').includes('would not be safe'),
+      'the downgrade to be refused as unsafe',
+    );
+    expect(condition(unsafe, 'Progressing')).toMatchObject({ status: 'True', reason: 'Retrying' });
+    expect(condition(unsafe, 'Progressing')?.message).toContain(
+      'for resolved bundle "bosun-sample.v0.1.0" with version "0.1.0"',
+    );
+    expect(unsafe.status?.install?.bundle.version).toBe('0.2.1');
+    // With enforcement None, the retry made on the spec's change goes through.
+    await mergePatch(CE, '', name, {
+      spec: { install: { preflight: { crdUpgradeSafety: { enforcement: 'None' } } } },
+    });
+    await extensionWhen(name, installedAt('0.1.0'), 'the downgrade to go through without the check');
 
     // Deleted: the garbage collector takes the plans, the group and the CSV (and with it the operator).
     await remove(CE, '', name);

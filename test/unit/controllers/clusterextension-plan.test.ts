@@ -9,6 +9,7 @@ import {
   desiredExtensionGroup,
   desiredExtensionPlan,
   extensionPlanName,
+  failedPlanRetryAt,
   installedBundle,
   isExtensionObject,
   owningExtension,
@@ -46,7 +47,7 @@ describe('the extension’s InstallPlan', () => {
       4,
     );
     expect(plan.metadata).toEqual({
-      name: extensionPlanName('argocd', 'argocd-operator.v0.6.0'),
+      name: extensionPlanName(ext, 'argocd-operator.v0.6.0', 'argocd-operator.v0.5.0'),
       namespace: 'argocd-ns',
       labels: {
         'olm.operatorframework.io/owner-kind': 'ClusterExtension',
@@ -54,6 +55,8 @@ describe('the extension’s InstallPlan', () => {
       },
       annotations: {
         'olm.operatorframework.io/bundle-image': 'q/b@sha256:1',
+        'olm.operatorframework.io/extension-generation': '0',
+        'olm.operatorframework.io/crd-upgrade-safety': 'Strict',
         'olm.operatorframework.io/replaces': 'argocd-operator.v0.5.0',
       },
       ownerReferences: [
@@ -80,12 +83,23 @@ describe('the extension’s InstallPlan', () => {
     expect(owningExtension(plan)).toBe('argocd');
   });
 
-  it('has a name of its own per extension and bundle, stable across calls', () => {
-    const a = extensionPlanName('argocd', 'argocd-operator.v0.6.0');
+  it('has a name of its own per extension, generation, bundle and what it replaces, stable across calls', () => {
+    const a = extensionPlanName(ext, 'argocd-operator.v0.6.0', undefined);
     expect(a).toMatch(/^extension-[0-9a-f]{10}$/);
-    expect(extensionPlanName('argocd', 'argocd-operator.v0.6.0')).toBe(a);
-    expect(extensionPlanName('argocd', 'argocd-operator.v0.6.1')).not.toBe(a);
-    expect(extensionPlanName('argocd2', 'argocd-operator.v0.6.0')).not.toBe(a);
+    expect(extensionPlanName(ext, 'argocd-operator.v0.6.0', undefined)).toBe(a);
+    expect(extensionPlanName(ext, 'argocd-operator.v0.6.1', undefined)).not.toBe(a);
+    // The same bundle again later, in place of another: a plan of its own.
+    expect(extensionPlanName(ext, 'argocd-operator.v0.6.0', 'argocd-operator.v0.7.0')).not.toBe(a);
+    expect(
+      extensionPlanName(
+        { metadata: { ...ext.metadata, generation: 2 } },
+        'argocd-operator.v0.6.0',
+        undefined,
+      ),
+    ).not.toBe(a);
+    expect(
+      extensionPlanName({ metadata: { ...ext.metadata, uid: 'u-2' } }, 'argocd-operator.v0.6.0', undefined),
+    ).not.toBe(a);
   });
 
   it('is told from a Subscription’s plan, which v1’s labels do not mark', () => {
@@ -133,5 +147,38 @@ describe('installedBundle', () => {
     expect(installedBundle(plans('a.v1'), () => csv('a.v1', 'Installing', '1.0.0'))).toBeUndefined();
     expect(installedBundle(plans('a.v1'), () => csv('a.v1', 'Succeeded', '1.0.0', true))).toBeUndefined();
     expect(installedBundle(plans('a.v1'), () => undefined)).toBeUndefined();
+  });
+});
+
+describe('failedPlanRetryAt', () => {
+  const failed = (generation: string, at: string) =>
+    ({
+      metadata: { annotations: { 'olm.operatorframework.io/extension-generation': generation } },
+      spec: { clusterServiceVersionNames: ['a.v1'] },
+      status: {
+        phase: 'Failed',
+        conditions: [{ type: 'Installed', status: 'False', lastTransitionTime: at }],
+      },
+    }) as unknown as InstallPlan;
+  const at = (generation: number) => ({ ...ext, metadata: { ...ext.metadata, generation } });
+  it('is 30 s after the plan failed while the extension’s spec is the one it was made for', () => {
+    expect(failedPlanRetryAt(failed('4', '2026-11-27T06:00:00Z'), at(4))).toBe(
+      Date.parse('2026-11-27T06:00:30Z'),
+    );
+  });
+  it('is now once the spec changed (its enforcement turned off, say)', () => {
+    expect(failedPlanRetryAt(failed('4', '2026-11-27T06:00:00Z'), at(5))).toBe(0);
+  });
+});
+
+describe('the CRD upgrade safety a plan carries', () => {
+  it('is the extension’s enforcement, Strict by default', () => {
+    const plan = (e: ClusterExtension) => desiredExtensionPlan(e, { name: 'a.v1' }, 'c', undefined, 1);
+    expect(plan(ext).metadata.annotations?.['olm.operatorframework.io/crd-upgrade-safety']).toBe('Strict');
+    const none = {
+      ...ext,
+      spec: { ...ext.spec!, install: { preflight: { crdUpgradeSafety: { enforcement: 'None' as const } } } },
+    };
+    expect(plan(none).metadata.annotations?.['olm.operatorframework.io/crd-upgrade-safety']).toBe('None');
   });
 });
