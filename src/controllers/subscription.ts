@@ -13,6 +13,8 @@
  */
 import type { KubeObject } from '../apis/meta.js';
 import { SubscriptionConditionReason } from '../apis/conditions.js';
+import type { ClusterExtension } from '../apis/olmv1.js';
+import { MigratedFromAnnotation } from './clusterextension-plan.js';
 import {
   type CatalogSource,
   type ClusterServiceVersion,
@@ -51,6 +53,7 @@ import {
 const uses = {
   informers: [
     'catalogSources',
+    'clusterExtensions',
     'crds',
     'csvs',
     'deployments',
@@ -98,6 +101,13 @@ const subscriptionControllerOwn: Controller<(typeof uses.informers)[number], (ty
       for (const ns of namespaces) enqueue(ns);
     };
     ctx.catalogs.onChange((ref) => catalogChanged(ref.namespace));
+    // A ClusterExtension taking a package, or letting it go, changes who may install it.
+    const extensionChanged = (ext: ClusterExtension) => {
+      const pkg = ext.spec?.source.catalog?.packageName;
+      for (const sub of ctx.informers.subscriptions.list())
+        if (sub.spec.name === pkg) enqueue(sub.metadata.namespace!);
+    };
+    ctx.informers.clusterExtensions.on({ add: extensionChanged, delete: extensionChanged });
     ctx.informers.catalogSources.on({
       add: (cs) => catalogChanged(cs.metadata.namespace!),
       delete: (cs) => catalogChanged(cs.metadata.namespace!),
@@ -126,23 +136,27 @@ async function reconcileNamespace(
     .filter((s) => !s.metadata.deletionTimestamp)
     .map((s) => recent.freshest(s));
   if (subs.length === 0) return undefined;
+  // An operator is owned by one front end: a Subscription to a package a ClusterExtension
+  // manages is neither resolved nor installed, and says why.
+  const refused = ownedByExtensions(ctx, subs);
   const rollbacks = await guardUpgrades(ctx, subs, ctx.informers.csvs.list(namespace), recent);
   // A version rolled back from is out of resolution: as if it were neither installed nor offered.
   const held = new Set([...rollbacks.values()].flatMap((v) => v.held.map((h) => h.csv)));
   const csvs = ctx.informers.csvs.list(namespace).filter((c) => !held.has(c.metadata.name!));
-  const result = resolveNamespace(ctx, namespace, subs, csvs, held);
+  const resolvable = subs.filter((s) => !refused.has(s.metadata.name!));
+  const result = resolvable.length > 0 ? resolveNamespace(ctx, namespace, resolvable, csvs, held) : undefined;
   if (result?.ok) {
-    for (const g of generatedSubscriptions(result, subs))
+    for (const g of generatedSubscriptions(result, resolvable))
       await createGeneratedSubscription(ctx, namespace, g);
   }
   // A Subscription rolling back gets no new InstallPlan until its rollback is done.
-  const planned = subs.filter((s) => !rollingBack(rollbacks.get(s.metadata.name!)));
+  const planned = resolvable.filter((s) => !rollingBack(rollbacks.get(s.metadata.name!)));
   const installPlans = result?.ok
     ? await ensureInstallPlans(ctx, planned, result)
     : new Map<string, InstallPlan>();
-  await writeStatuses(ctx, namespace, subs, csvs, result, installPlans, rollbacks, recent);
+  await writeStatuses(ctx, namespace, subs, csvs, result, installPlans, rollbacks, recent, refused);
   if (result && !result.ok) {
-    for (const sub of subs) void ctx.events.warning(sub, 'ResolutionFailed', result.message);
+    for (const sub of resolvable) void ctx.events.warning(sub, 'ResolutionFailed', result.message);
   }
   const due = [...rollbacks.values()].flatMap((v) =>
     v.requeueAfterMs !== undefined ? [v.requeueAfterMs] : [],
@@ -164,6 +178,32 @@ function withoutHeld(catalogs: CatalogSnapshot[], held: ReadonlySet<string>): Ca
       })),
     },
   }));
+}
+
+/**
+ * The Subscriptions whose package a ClusterExtension manages, each with why it is not installed.
+ * The extension being migrated from a Subscription (MigratedFromAnnotation) leaves that one alone:
+ * it goes once the extension has adopted its operator.
+ */
+function ownedByExtensions(ctx: SubscriptionContext, subs: readonly Subscription[]): Map<string, string> {
+  const refused = new Map<string, string>();
+  const extensions = ctx.informers.clusterExtensions.list().filter((e) => !e.metadata.deletionTimestamp);
+  for (const sub of subs) {
+    const ext = extensions.find(
+      (e) =>
+        e.spec?.source.catalog?.packageName === sub.spec.name &&
+        !(
+          e.spec.namespace === sub.metadata.namespace &&
+          e.metadata.annotations?.[MigratedFromAnnotation] === sub.metadata.name
+        ),
+    );
+    if (ext)
+      refused.set(
+        sub.metadata.name!,
+        `package ${JSON.stringify(sub.spec.name)} is managed by ClusterExtension ${ext.metadata.name}; Subscription ${sub.metadata.namespace}/${sub.metadata.name} cannot install it too (an operator is owned by one front end: delete one of them)`,
+      );
+  }
+  return refused;
 }
 
 /**
@@ -222,6 +262,7 @@ async function writeStatuses(
   installPlans: ReadonlyMap<string, InstallPlan>,
   rollbacks: ReadonlyMap<string, RollbackView>,
   recent: RecentWrites,
+  refused: ReadonlyMap<string, string>,
 ) {
   const now = ctx.clock.now();
   const csvByName = new Map(csvs.map((c) => [c.metadata.name!, c]));
@@ -236,7 +277,13 @@ async function writeStatuses(
     const input: StatusInput = {
       sub,
       now,
-      resolution: subscriptionResolution(result, name),
+      resolution: refused.has(name)
+        ? {
+            ok: false,
+            reason: SubscriptionConditionReason.ConstraintsNotSatisfiable,
+            message: refused.get(name)!,
+          }
+        : subscriptionResolution(result, name),
       catalogHealth: health,
       catalog: catalogState(ctx, sub),
       ...(ip ? { installPlan: ip } : {}),

@@ -18,6 +18,7 @@ import {
   type ClusterServiceVersion,
   type InstallPlan,
   type OperatorGroup,
+  type Subscription,
   Resources,
 } from '../../../src/apis/operators.js';
 import { Builtin } from '../../../src/kube/resources.js';
@@ -126,8 +127,10 @@ function extension(name: string, namespace: string, version?: string): ClusterEx
   };
 }
 
-const condition = (o: { status?: { conditions?: Condition[] } } | undefined, type: string) =>
-  o?.status?.conditions?.find((c) => c.type === type);
+const condition = <C extends Pick<Condition, 'type'>>(
+  o: { status?: { conditions?: C[] } } | undefined,
+  type: string,
+): C | undefined => o?.status?.conditions?.find((c) => c.type === type);
 
 /** The extension once `test` holds; if it never does, the error shows the extension's status and its plans and CSVs. */
 async function extensionWhen(
@@ -204,6 +207,24 @@ describe.skipIf(missing !== undefined)('a ClusterExtension', () => {
     ]);
     const plan = (await list<InstallPlan>(Resources.InstallPlan, ns))[0];
     expect(plan?.status?.attenuatedServiceAccountRef).toMatchObject({ name: 'installer', namespace: ns });
+
+    // A Subscription to the package the extension manages is refused, naming both.
+    const subNs = await freshNamespace('ce-sub');
+    await create(
+      Resources.Subscription,
+      subNs,
+      subscription(subNs, 'sample', { name: 'bosun-sample', source: 'none', channel: 'stable' }),
+    );
+    const refusedSub = await eventually('the Subscription to be refused', async () => {
+      const sub = await get<Subscription>(Resources.Subscription, subNs, 'sample');
+      return condition(sub, 'ResolutionFailed')?.status === 'True' ? sub : undefined;
+    });
+    expect(condition(refusedSub, 'ResolutionFailed')).toMatchObject({
+      reason: 'ConstraintsNotSatisfiable',
+      message: `package "bosun-sample" is managed by ClusterExtension ${name}; Subscription ${subNs}/sample cannot install it too (an operator is owned by one front end: delete one of them)`,
+    });
+    expect(await list(Resources.InstallPlan, subNs)).toHaveLength(0);
+    await remove(Resources.Subscription, subNs, 'sample');
 
     // A newer version published (in a catalog of higher priority: both offer 0.1.x, and v1
     // refuses a tie): the pinned extension stays, and plans nothing.

@@ -173,7 +173,8 @@ describe('failedPlanRetryAt', () => {
 
 describe('the CRD upgrade safety a plan carries', () => {
   it('is the extension’s enforcement, Strict by default', () => {
-    const plan = (e: ClusterExtension) => desiredExtensionPlan(e, { name: 'a.v1' }, 'c', undefined, 1);
+    const plan = (e: ClusterExtension) =>
+      desiredExtensionPlan(e, { name: 'a.v1', image: '' }, 'c', undefined, 1);
     expect(plan(ext).metadata.annotations?.['olm.operatorframework.io/crd-upgrade-safety']).toBe('Strict');
     const none = {
       ...ext,
