@@ -13,6 +13,7 @@ import {
 import { bundleCommand } from './commands/bundle.js';
 import { catalogCommand } from './commands/catalog.js';
 import { clusterCommand } from './commands/cluster.js';
+import { migrateCommand } from './commands/migrate.js';
 import { operatorCommand } from './commands/operator.js';
 import { planCommand } from './commands/plan.js';
 import { rollbackCommand, upgradeCommand } from './commands/rollback.js';
@@ -41,6 +42,7 @@ export const root: Command = {
     planCommand,
     rollbackCommand,
     upgradeCommand,
+    migrateCommand,
   ],
 };
 
