@@ -46,6 +46,9 @@ import { reportingForbidden } from './forbidden.js';
 import { deleteIfPresent } from './objects.js';
 import { nextGeneration } from './subscription-plan.js';
 
+/** The label catalogd's webhook gives each ClusterCatalog: its name. */
+const CatalogNameLabel = 'olm.operatorframework.io/metadata.name';
+
 /** How soon an extension that failed to resolve, or waits for its install, is looked at again. */
 const retryMs = 10_000;
 
@@ -246,7 +249,9 @@ async function catalogsOf(ctx: ClusterExtensionContext, pkg: string): Promise<V1
     out.push({
       name,
       priority: cc.spec.priority ?? 0,
-      ...(cc.metadata.labels ? { labels: cc.metadata.labels } : {}),
+      // catalogd's webhook labels every ClusterCatalog with its name, and v1's tutorials select
+      // catalogs by that label: Bosun has no webhook, so the label counts here whether set or not.
+      labels: { ...cc.metadata.labels, [CatalogNameLabel]: name },
       ...(cc.spec.availabilityMode ? { availabilityMode: cc.spec.availabilityMode } : {}),
       serving:
         served !== undefined && isConditionTrue(cc.status?.conditions, ClusterCatalogConditionType.Serving),

@@ -8,7 +8,7 @@
  * pulled leaves the last good content served and says why in Progressing; availabilityMode
  * Unavailable and deletion stop serving. A private registry's catalog is pulled with the
  * manager's global pull Secret once that exists (and without it before). And the 2021 corpus as one catalog image through
- * `/api/v1/all` (with BOSUN_CORPUS_DIR).
+ * `/api/v1/all` (with BOSUN_CORPUS_DIR), and a real operator of it installed by a ClusterExtension.
  */
 import { randomBytes } from 'node:crypto';
 import { get as httpGet } from 'node:http';
@@ -16,7 +16,9 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Condition, KubeObject, ResourceType } from '../../../src/apis/meta.js';
 import { credentialsFromDockerConfig } from '../../../src/oci/auth.js';
-import { type ClusterCatalog, V1Resources } from '../../../src/apis/olmv1.js';
+import { type ClusterCatalog, type ClusterExtension, V1Resources } from '../../../src/apis/olmv1.js';
+import { type ClusterServiceVersion, Resources } from '../../../src/apis/operators.js';
+import { Builtin } from '../../../src/kube/resources.js';
 import { parseYamlStream } from '../../../src/bundle/yaml.js';
 import { type RunningManager, startManager } from '../../../src/manager/manager.js';
 import { RegistryClient } from '../../../src/oci/client.js';
@@ -24,7 +26,7 @@ import { formatHttpDate } from '../../../src/server/catalogd-request.js';
 import type { FileMap } from '../../../src/util/tar-write.js';
 import { importedCorpus } from '../../support/corpus-import.js';
 import { registryAvailable, startRegistry, type TestRegistry } from '../../support/registry.js';
-import { eventually } from '../support.js';
+import { eventually, freshNamespace } from '../support.js';
 import {
   imageOnlyCatalog,
   pushCatalog,
@@ -398,6 +400,62 @@ describe.skipIf(missing !== undefined)('the 2021 OperatorHub corpus as a Cluster
     });
     console.info(
       `corpus ClusterCatalog: ${cfg.packages.length} packages, ${cfg.bundles.length} bundles; Serving ${servingAfter} ms after it was created; /api/v1/all ${head.headers.get('content-length')} bytes, ${gzipped} gzipped`,
+    );
+
+    // A real operator installed from it by a ClusterExtension, written as v1's tutorials write
+    // one: the catalog picked by the name label catalogd gives every ClusterCatalog.
+    const ns = await freshNamespace('ce-corpus');
+    await create(Builtin.ServiceAccount, ns, {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: 'prometheus-installer', namespace: ns },
+    });
+    await create(Builtin.ClusterRoleBinding, '', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: `${ns}-prometheus-installer` },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'ServiceAccount', name: 'prometheus-installer', namespace: ns }],
+    });
+    const extension = `prometheus-${randomBytes(3).toString('hex')}`;
+    await create<ClusterExtension>(V1Resources.ClusterExtension, '', {
+      apiVersion: 'olm.operatorframework.io/v1',
+      kind: 'ClusterExtension',
+      metadata: { name: extension },
+      spec: {
+        namespace: ns,
+        serviceAccount: { name: 'prometheus-installer' },
+        source: {
+          sourceType: 'Catalog',
+          catalog: {
+            packageName: 'prometheus',
+            selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': name } },
+          },
+        },
+      },
+    });
+    const installed = await eventually(
+      'the prometheus ClusterExtension to be Installed',
+      async () => {
+        const ext = await get<ClusterExtension>(V1Resources.ClusterExtension, '', extension);
+        const cond = ext?.status?.conditions?.find((c) => c.type === 'Installed');
+        return cond?.status === 'True' ? ext : undefined;
+      },
+      180_000,
+    );
+    expect(installed.status?.install?.bundle).toEqual({
+      name: 'prometheusoperator.0.47.0',
+      version: '0.47.0',
+    });
+    const csv = await get<ClusterServiceVersion>(
+      Resources.ClusterServiceVersion,
+      ns,
+      'prometheusoperator.0.47.0',
+    );
+    expect(csv?.status?.phase).toBe('Succeeded');
+    await remove(V1Resources.ClusterExtension, '', extension);
+    await eventually('the prometheus CSV to be uninstalled with the extension', async () =>
+      (await get(Resources.ClusterServiceVersion, ns, 'prometheusoperator.0.47.0')) ? undefined : true,
     );
     await remove(CC, '', name);
   }, 900_000);
