@@ -48,7 +48,7 @@ async function readMetas(url: URL, fetchFn: Fetch): Promise<{ docs: unknown[] } 
   try {
     res = await fetchFn(url, { redirect: 'error', signal: AbortSignal.timeout(RequestTimeoutMs) });
   } catch (err) {
-    return { error: `GET ${url.href}: ${err instanceof Error ? err.message : String(err)}` };
+    return { error: `GET ${url.href}: ${reason(err)}` };
   }
   if (!res.ok) {
     await res.body?.cancel();
@@ -56,21 +56,31 @@ async function readMetas(url: URL, fetchFn: Fetch): Promise<{ docs: unknown[] } 
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
+  const reader = res.body?.getReader();
   try {
-    for await (const chunk of res.body ?? []) {
-      size += chunk.byteLength;
+    for (;;) {
+      const next = await reader?.read();
+      if (!next || next.done) break;
+      size += next.value.byteLength;
+      // Stop reading, and close the connection, as soon as the answer passes the cap.
       if (size > MaxAnswerBytes) {
-        await res.body?.cancel();
+        await reader!.cancel();
         return { error: `GET ${url.href}: the answer is larger than ${MaxAnswerBytes} bytes` };
       }
-      chunks.push(chunk);
+      chunks.push(next.value);
     }
   } catch (err) {
     return { error: `GET ${url.href}: ${err instanceof Error ? err.message : String(err)}` };
   }
   const parsed = parseJsonStream(Buffer.concat(chunks).toString('utf8'), url.href);
-  if (!parsed.ok) return { error: parsed.problem.message };
+  if (!parsed.ok) return { error: `GET ${url.href}: ${parsed.problem.message}` };
   return { docs: parsed.docs };
+}
+
+/** An error's message with its cause's (fetch says only "fetch failed"; the cause says why: a redirect refused, a refused connection). */
+function reason(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  return err.cause instanceof Error ? `${err.message}: ${err.cause.message}` : err.message;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> =>
