@@ -159,7 +159,7 @@ describe('the migration plan', () => {
     expect(own.ok && own.value.extension.spec?.source.catalog?.selector).toEqual({
       matchLabels: { team: 'a' },
     });
-    for (const labels of [{}, { tier: 'x' }])
+    for (const labels of [{}, { tier: 'x' }] as Record<string, string>[])
       expect(refused(input({ catalogs: [offer({ labels }), other] })).join('\n')).toContain(
         'ClusterCatalog community: cannot be told apart from other, which serve package widget-operator too',
       );
