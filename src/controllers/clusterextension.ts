@@ -11,7 +11,15 @@
  * its OperatorGroup and its CSVs), so deleting it lets the garbage collector uninstall the
  * operator even while no manager runs. CRDs stay, with every custom resource, as v0 leaves them.
  */
-import type { BundleDoc } from '../apis/fbc.js';
+import { type BundleDoc, type GVKProperty, PropertyType } from '../apis/fbc.js';
+import { catalogSelector } from '../olmv1/catalog-selector.js';
+import {
+  GeneratedByAnnotation,
+  generatedExtension,
+  inRange,
+  type Need,
+  needsOf,
+} from './clusterextension-dependencies.js';
 import type { OwnerReference } from '../apis/meta.js';
 import type { ClusterExtension } from '../apis/olmv1.js';
 import { ClusterCatalogConditionType, V1Resources } from '../apis/olmv1.js';
@@ -56,6 +64,7 @@ const uses = {
   informers: [
     'clusterExtensions',
     'clusterCatalogs',
+    'crds',
     'installPlans',
     'csvs',
     'operatorGroups',
@@ -87,6 +96,9 @@ const clusterExtensionControllerOwn: Controller<
       update: (old, ext) => {
         if (old.metadata.generation !== ext.metadata.generation || ext.metadata.deletionTimestamp)
           enqueue(ext.metadata.name ?? '');
+        // A dependency's progress is its dependent's.
+        const dependent = ext.metadata.annotations?.[GeneratedByAnnotation];
+        if (dependent !== undefined) enqueue(dependent);
       },
     });
     // New catalog content (a new digest served) or a catalog changing availability: resolve again.
@@ -170,10 +182,13 @@ async function decide(
 
   if (installed?.name === bundle.name) return { kind: 'installed', resolved: target };
 
-  await ensureOperatorGroup(ctx, ext);
-  const plan = await ensurePlan(ctx, ext, plans, bundle, catalog, installed?.name);
   // v1 words what stands between the resolved bundle and its install as the cause, then the bundle.
   const where = `for resolved bundle ${JSON.stringify(bundle.name)} with version ${JSON.stringify(version)}`;
+  const waiting = await unmetDependencies(ctx, ext, bundle);
+  if (waiting !== undefined) return { kind: 'progressing', message: `${waiting} ${where}`, resolved: target };
+
+  await ensureOperatorGroup(ctx, ext);
+  const plan = await ensurePlan(ctx, ext, plans, bundle, catalog, installed?.name);
   if (plan.status?.phase === InstallPlanPhase.Failed) {
     const failed = plan.status.conditions?.find((c) => c.status === 'False')?.message ?? plan.status.message;
     // Retried as v1 retries: the plan is made again (and checked again) a while after it failed.
@@ -200,6 +215,105 @@ async function decide(
       ? `InstallPlan ${plan.metadata.name} is ${plan.status?.phase || 'Planning'}${plan.status?.message ? `: ${plan.status.message}` : ''}`
       : `ClusterServiceVersion ${bundle.name} is ${csv?.status?.phase ?? 'not there yet'}${csv?.status?.message ? `: ${csv.status.message}` : ''}`;
   return { kind: 'progressing', message: `${state} ${where}`, resolved: target };
+}
+
+/**
+ * What the bundle still waits for among the operators it needs (./clusterextension-dependencies.ts),
+ * or undefined once each is installed in its range. A package no extension or Subscription
+ * manages gets a ClusterExtension generated for it; the bundle is installed once every one of
+ * them reports `Installed`.
+ */
+async function unmetDependencies(
+  ctx: ClusterExtensionContext,
+  ext: ClusterExtension,
+  bundle: BundleDoc,
+): Promise<string | undefined> {
+  const catalog = ext.spec!.source.catalog!;
+  const selector = catalogSelector(catalog.selector);
+  const snapshots = ctx.informers.clusterCatalogs
+    .list()
+    .filter((cc) => cc.spec.availabilityMode !== 'Unavailable')
+    .filter(
+      (cc) =>
+        selector.ok && selector.value({ ...cc.metadata.labels, [CatalogNameLabel]: cc.metadata.name ?? '' }),
+    )
+    .flatMap(
+      (cc) => ctx.clusterCatalogContent.bundles.get({ namespace: '', name: cc.metadata.name ?? '' }) ?? [],
+    );
+  const providers = (gvk: GVKProperty) =>
+    snapshots.flatMap((s) => s.config.bundles.filter((b) => providesGVK(b, gvk)).map((b) => b.package));
+  const clusterHas = (gvk: GVKProperty) =>
+    ctx.informers.crds
+      .list()
+      .some(
+        (crd) =>
+          crd.spec?.group === gvk.group &&
+          crd.spec.names?.kind === gvk.kind &&
+          (crd.spec.versions ?? []).some((v) => v.name === gvk.version && v.served !== false),
+      );
+  const needs = needsOf(bundle, providers, clusterHas);
+  if (!needs.ok) return needs.message;
+  const waiting: string[] = [];
+  for (const need of needs.needs) {
+    const unmet = await unmetNeed(ctx, ext, need);
+    if (unmet !== undefined) waiting.push(unmet);
+  }
+  return waiting.length > 0 ? waiting.join('; ') : undefined;
+}
+
+async function unmetNeed(
+  ctx: ClusterExtensionContext,
+  ext: ClusterExtension,
+  need: Need,
+): Promise<string | undefined> {
+  const range = need.versionRange ? ` ${need.versionRange}` : '';
+  // Installed by a Subscription: met when its CSV's version is in range.
+  for (const sub of ctx.informers.subscriptions.list()) {
+    if (sub.spec.name !== need.packageName || !sub.status?.installedCSV) continue;
+    const csv = ctx.informers.csvs.get(objectKey(sub.metadata.namespace, sub.status.installedCSV));
+    if (csv?.status?.phase === CSVPhase.Succeeded && inRange(csv.spec.version ?? '', need.versionRange))
+      return undefined;
+  }
+  const managing = ctx.informers.clusterExtensions
+    .list()
+    .find((e) => e.spec?.source.catalog?.packageName === need.packageName && !e.metadata.deletionTimestamp);
+  if (managing) {
+    const installed = managing.status?.install?.bundle;
+    const ready = managing.status?.conditions?.some((c) => c.type === 'Installed' && c.status === 'True');
+    if (ready && installed && inRange(installed.version, need.versionRange)) return undefined;
+    if (ready && installed)
+      return `needs package ${need.packageName}${range} (${need.why}), but ClusterExtension ${managing.metadata.name} has ${installed.version} installed`;
+    return `waiting for ClusterExtension ${managing.metadata.name} to install package ${need.packageName}${range} (${need.why})`;
+  }
+  const generated = generatedExtension(ext, need);
+  try {
+    await ctx.client.request({
+      method: 'POST',
+      path: collectionPath(V1Resources.ClusterExtension),
+      body: generated,
+    });
+    ctx.log.info(
+      { dependency: generated.metadata.name, package: need.packageName },
+      'clusterextension generated for a dependency',
+    );
+    void ctx.events.normal(
+      ext,
+      'DependencyGenerated',
+      `ClusterExtension ${generated.metadata.name} generated to install package ${need.packageName}${range} (${need.why})`,
+    );
+  } catch (err) {
+    if (!isAlreadyExists(err)) throw err;
+  }
+  return `waiting for ClusterExtension ${generated.metadata.name}, generated for it, to install package ${need.packageName}${range} (${need.why})`;
+}
+
+/** Whether a bundle provides the API (its `olm.gvk` properties). */
+function providesGVK(b: BundleDoc, gvk: GVKProperty): boolean {
+  return b.properties.some((p) => {
+    if (p.type !== PropertyType.GVK) return false;
+    const v = p.value as GVKProperty;
+    return v.group === gvk.group && v.version === gvk.version && v.kind === gvk.kind;
+  });
 }
 
 /**

@@ -28,7 +28,7 @@ export interface ClusterCatalogContent {
    * here, by the ref `{ namespace: '', name }`): the content each was served from, with its
    * bundles' inline manifests left in the spooled file that `prepare` keeps.
    */
-  bundles: Pick<CatalogStore, 'set' | 'delete'>;
+  bundles: Pick<CatalogStore, 'get' | 'set' | 'delete'>;
   /** Reads the image `image` of ClusterCatalog `name`, unless it still has `previousDigest`. */
   fetch(
     name: string,
@@ -54,7 +54,7 @@ export function clusterCatalogContent(deps: {
   spool: Pick<CatalogSpool, 'folderFor' | 'fileFor' | 'remove'>;
   access: ImageFetcherDeps['access'];
   served: ServedCatalogs;
-  bundles: Pick<CatalogStore, 'set' | 'delete'>;
+  bundles: Pick<CatalogStore, 'get' | 'set' | 'delete'>;
   globalPullSecret?: SecretRef;
   baseUrl: (name: string) => string | undefined;
 }): ClusterCatalogContent {

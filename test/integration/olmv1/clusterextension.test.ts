@@ -5,7 +5,8 @@
  * CSV, the operator's Deployment), and reports `Installed` and `Progressing` in v1's words. A
  * pinned version stays where it is when a newer bundle is published; widened to a range, it
  * upgrades along the catalog's edges, one successor at a time as v1 does, once the operator's
- * OperatorCondition lets it. A SelfCertified downgrade that would drop a CRD field is refused by
+ * OperatorCondition lets it. The operators a bundle needs are installed first, each by a
+ * ClusterExtension generated for it. A SelfCertified downgrade that would drop a CRD field is refused by
  * the CRD safety check and retried, and goes through once enforcement is None. A package a
  * Subscription manages is refused, naming both. Deleting the extension uninstalls the operator.
  */
@@ -320,6 +321,52 @@ describe.skipIf(missing !== undefined)('a ClusterExtension', () => {
     });
     await remove(CC, '', first);
     await remove(CC, '', second);
+  });
+
+  it('installs the operators its bundle needs first, each as a ClusterExtension generated for it', async () => {
+    const catalog = await publish(() => true);
+    const ns = await extensionNamespace();
+    const name = `dashboard-${randomBytes(3).toString('hex')}`;
+    await create(CE, '', {
+      ...extension(name, ns),
+      spec: {
+        ...extension(name, ns).spec!,
+        source: {
+          sourceType: 'Catalog',
+          catalog: { packageName: 'bosun-sample-dashboard', selector: { matchLabels: catalogLabel } },
+        },
+      },
+    });
+    // 0.2.0 requires package bosun-sample >=0.2.0 <1.0.0 (and the Widget API, which that provides).
+    const dashboard = await extensionWhen(
+      name,
+      installedAt('0.2.0'),
+      'the dashboard to be Installed',
+      120_000,
+    );
+    expect(dashboard.status?.install?.bundle.name).toBe('bosun-sample-dashboard.v0.2.0');
+    const generated = (await list<ClusterExtension>(CE, '')).filter(
+      (e) => e.metadata.annotations?.['olm.operatorframework.io/generated-by'] === name,
+    );
+    expect(
+      generated.map((e) => [
+        e.spec?.namespace,
+        e.spec?.source.catalog?.packageName,
+        e.spec?.source.catalog?.version,
+      ]),
+    ).toEqual([[ns, 'bosun-sample', '>=0.2.0 <1.0.0']]);
+    expect(generated[0]?.status?.install?.bundle).toEqual({ name: 'bosun-sample.v0.2.1', version: '0.2.1' });
+    const csvs = await list<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns);
+    expect(csvs.map((c) => [c.metadata.name, c.status?.phase]).sort()).toEqual([
+      ['bosun-sample-dashboard.v0.2.0', 'Succeeded'],
+      ['bosun-sample.v0.2.1', 'Succeeded'],
+    ]);
+    await remove(CE, '', name);
+    await remove(CE, '', generated[0]!.metadata.name!);
+    await eventually('both operators to be uninstalled', async () =>
+      (await list(Resources.ClusterServiceVersion, ns)).length === 0 ? true : undefined,
+    );
+    await remove(CC, '', catalog);
   });
 
   it('is refused, naming both owners, for a package a Subscription manages', async () => {
