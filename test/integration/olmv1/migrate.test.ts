@@ -12,6 +12,8 @@
  * other Subscription manages the package, and other files leave Subscriptions of bosun-sample.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -27,7 +29,7 @@ import {
 } from '../../../src/apis/operators.js';
 import { buildBundleImage } from '../../../src/bundle/image.js';
 import { readBundle, readBundleFiles } from '../../../src/bundle/read.js';
-import { collectionPath } from '../../../src/kube/client.js';
+import { collectionPath, objectPath } from '../../../src/kube/client.js';
 import { Builtin } from '../../../src/kube/resources.js';
 import { type RunningManager, startManager } from '../../../src/manager/manager.js';
 import { pushImage } from '../../../src/oci/build.js';
@@ -40,7 +42,7 @@ import { registryAvailable, startRegistry, type TestRegistry } from '../../suppo
 import { eventually, freshNamespace } from '../support.js';
 import { imageOnlyCatalog, pushCatalog, SampleGroup, sampleCatalog } from '../controllers/image-catalogs.js';
 import { uniqueGroup } from '../controllers/operator-support.js';
-import { catalogSource, client, create, get, list, subscription } from '../controllers/support.js';
+import { catalogSource, client, create, get, list, remove, subscription } from '../controllers/support.js';
 
 const missing = await registryAvailable();
 if (missing) console.warn(`the migrate tests are skipped: ${missing}`);
@@ -105,6 +107,45 @@ async function pushRenamedBundles(versions: readonly string[]): Promise<Map<stri
   return images;
 }
 
+const startBosunManager = () =>
+  startManager({
+    kubeconfig: inject('kubeconfig'),
+    installCrds: true,
+    metricsAddr: '127.0.0.1:0',
+    logger: pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' }),
+  });
+
+/**
+ * The catalogd API of the ClusterCatalog, answered by this test from what the manager served
+ * (its bundles and channels of `pkg`), while no manager runs: the command can then plan, and no
+ * controller is there to adopt anything.
+ */
+async function standInCatalogd(): Promise<{ base: string; close: () => Promise<void> }> {
+  const cc = (await get<ClusterCatalog>(CC, '', catalogName))!;
+  const answers = new Map<string, string>();
+  for (const schema of ['olm.bundle', 'olm.channel']) {
+    const res = await fetch(`${cc.status!.urls!.base}/api/v1/metas?schema=${schema}&package=${pkg}`);
+    answers.set(schema, await res.text());
+  }
+  const server = createServer((req, res) => {
+    const schema = new URL(req.url ?? '', 'http://x').searchParams.get('schema') ?? '';
+    res.end(answers.get(schema) ?? '');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/catalogs/${catalogName}`;
+  return { base, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+/** Once the manager serves the ClusterCatalog's catalogd API again at the address in its status. */
+async function catalogServedAgain(stale: string): Promise<void> {
+  await eventually('the ClusterCatalog to be served by the restarted manager', async () => {
+    const base = (await get<ClusterCatalog>(CC, '', catalogName))?.status?.urls?.base;
+    if (!base || base === stale) return undefined;
+    const res = await fetch(`${base}/api/v1/metas?schema=olm.package`).catch(() => undefined);
+    return res?.ok ? true : undefined;
+  });
+}
+
 beforeAll(async () => {
   if (missing) return;
   registry = await startRegistry({ kind: 'plain' });
@@ -114,12 +155,7 @@ beforeAll(async () => {
   const files = imageOnlyCatalog(await sampleCatalog(), (b) => bundleImages.get(b)!, keep, group);
   catalogRef = `${registry.host}/catalogs/migrate:latest`;
   await pushCatalog(push, catalogRef, renamed(files));
-  manager = await startManager({
-    kubeconfig: inject('kubeconfig'),
-    installCrds: true,
-    metricsAddr: '127.0.0.1:0',
-    logger: pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' }),
-  });
+  manager = await startBosunManager();
   // The same catalog image as a ClusterCatalog: both front ends name the same bundles.
   catalogName = `migrate-${randomBytes(3).toString('hex')}`;
   await create<ClusterCatalog>(CC, '', {
@@ -268,6 +304,42 @@ describe.skipIf(missing !== undefined)('bosun migrate subscription', () => {
       (await get<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns, csvName))?.metadata
         .ownerReferences ?? [],
     ).toEqual(csv.metadata.ownerReferences ?? []);
+
+    // No controller to adopt the CSV (the manager stopped): the wait times out, nothing is deleted, the extension stays.
+    const stand = await standInCatalogd();
+    await manager.stop();
+    await client().request({
+      method: 'PATCH',
+      path: `${objectPath(CC, catalogName)}/status`,
+      body: { status: { urls: { base: stand.base } } },
+      contentType: 'application/merge-patch+json',
+    });
+    const timedOut = await bosun(
+      'migrate',
+      'subscription',
+      '-n',
+      ns,
+      name,
+      '--service-account',
+      'installer',
+      '--timeout',
+      '3s',
+    );
+    await stand.close();
+    expect(timedOut.code, timedOut.stderr).toBe(1);
+    expect(timedOut.stdout).toContain(`created ClusterExtension ${name}`);
+    expect(timedOut.stderr).toContain(
+      `ClusterExtension ${name} did not take over ${csvName} within 3 s; nothing deleted`,
+    );
+    expect(timedOut.stderr).toContain(`Last seen: no Installed condition`);
+    expect(timedOut.stderr).toContain(`ClusterServiceVersion ${csvName} not owned by the extension yet`);
+    expect(uid(await get(Resources.Subscription, ns, name))).toBe(uid(sub));
+    expect(await list(Resources.InstallPlan, ns)).toHaveLength(plansBefore.length);
+    expect(await get(CE, '', name)).toBeDefined();
+    // Given up: the extension deleted (it owns nothing yet), the manager started again.
+    await remove(CE, '', name);
+    manager = await startBosunManager();
+    await catalogServedAgain(stand.base);
 
     const started = Date.now();
     const run = await bosun('migrate', 'subscription', '-n', ns, name, '--service-account', 'installer');
