@@ -407,7 +407,7 @@ function catalogOf(
       refuse({
         object: `${where}: bundle ${bundle}`,
         field: `properties[${i}]`,
-        message: `${p.type} ${JSON.stringify(p.value)}: the bundle has a dependency, which v1 does not resolve`,
+        message: `${p.type} ${shown(p.value)}: the bundle has a dependency, which v1 does not resolve`,
       });
   if (
     channel !== undefined &&
@@ -435,6 +435,13 @@ function catalogOf(
     return undefined;
   }
   return { name: chosen.name, selector };
+}
+
+/** A property value as a refusal shows it: a catalog's value has no length limit, a line should. */
+const MaxShownValue = 200;
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? 'null';
+  return text.length > MaxShownValue ? `${text.slice(0, MaxShownValue)}… (${text.length} characters)` : text;
 }
 
 /** A matchLabels selector that matches `catalog` and none of `others`: its name label, else a label only it has. */

@@ -327,6 +327,17 @@ describe('a migration is refused, naming the object, field and reason', () => {
     ]);
   });
 
+  it('a dependency of any length is shown in a line of bounded length', () => {
+    const value = { packageName: 'x'.repeat(1_000_000), versionRange: '>=1' };
+    const bundles = [
+      { name: 'widget-operator.v1.2.3', properties: [{ type: 'olm.package.required', value }] },
+    ];
+    const [line] = refused(input({ catalogs: [offer({ bundles })] }));
+    expect(line).toContain('olm.package.required {"packageName":"xxx');
+    expect(line).toContain(`… (${JSON.stringify(value).length} characters)`);
+    expect(line!.length).toBeLessThan(500);
+  });
+
   it('a CSV that requires a CRD or an API service names the CSV and Subscription that provide it', () => {
     const base = {
       ...csv({
