@@ -369,6 +369,56 @@ describe.skipIf(missing !== undefined)('a ClusterExtension', () => {
     await remove(CC, '', catalog);
   });
 
+  it('installs nothing its ServiceAccount may not install, and says what the account lacks; a namespace’s own OperatorGroup scopes it', async () => {
+    // 0.2.1: the test before left the CRD at 0.2's schema, which 0.1's would drop a field of.
+    const catalog = await publish((b) => b === 'bosun-sample.v0.2.1');
+    // An account bound to nothing: the install is checked against it before anything is applied.
+    const bare = await freshNamespace('ce-bare');
+    await create(Builtin.ServiceAccount, bare, {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: 'installer', namespace: bare },
+    });
+    const refusedName = `bare-${randomBytes(3).toString('hex')}`;
+    await create(CE, '', extension(refusedName, bare));
+    const refused = await extensionWhen(
+      refusedName,
+      (ext) => (condition(ext, 'Progressing')?.message ?? '').includes('lacks'),
+      'the install to be refused for the account',
+    );
+    expect(condition(refused, 'Progressing')?.message).toContain(
+      `installs in this namespace are scoped to ServiceAccount ${bare}/installer (OperatorGroup ${refusedName}), which lacks`,
+    );
+    expect(condition(refused, 'Installed')).toMatchObject({
+      status: 'False',
+      message: 'No bundle installed',
+    });
+    expect(await list(Resources.ClusterServiceVersion, bare)).toHaveLength(0);
+    await remove(CE, '', refusedName);
+
+    // A namespace with an OperatorGroup of its own (OwnNamespace): the extension installs into it.
+    const own = await freshNamespace('ce-own');
+    await create(Resources.OperatorGroup, own, {
+      apiVersion: 'operators.coreos.com/v1',
+      kind: 'OperatorGroup',
+      metadata: { name: 'own', namespace: own },
+      spec: { targetNamespaces: [own] },
+    });
+    const ownName = `own-${randomBytes(3).toString('hex')}`;
+    await create(CE, '', extension(ownName, own));
+    await extensionWhen(ownName, installedAt('0.2.1'), 'the extension to be Installed in its own namespace');
+    const csv = await get<ClusterServiceVersion>(Resources.ClusterServiceVersion, own, 'bosun-sample.v0.2.1');
+    expect(csv?.metadata.annotations?.['olm.targetNamespaces']).toBe(own);
+    expect((await list<OperatorGroup>(Resources.OperatorGroup, own)).map((g) => g.metadata.name)).toEqual([
+      'own',
+    ]);
+    await remove(CE, '', ownName);
+    await eventually('the operator to be uninstalled', async () =>
+      (await list(Resources.ClusterServiceVersion, own)).length === 0 ? true : undefined,
+    );
+    await remove(CC, '', catalog);
+  });
+
   it('is refused, naming both owners, for a package a Subscription manages', async () => {
     const catalog = await publish((b) => b === 'bosun-sample.v0.1.0');
     const subNs = await freshNamespace('ce-sub');
