@@ -204,9 +204,10 @@ async function migrate(client: KubeClient, plan: MigrationPlan, timeoutMs: numbe
       ext.status?.install?.bundle.name === plan.csv
     )
       break;
+    // The extension is left for the user to look at; deleting it here could take the CSV with it.
     if (Date.now() >= until)
       throw new UserError(
-        `ClusterExtension ${extName} did not take over ${plan.csv} within ${timeoutMs / 1000} s; nothing deleted: Subscription ${plan.namespace}/${plan.subscription} still manages the operator and the extension stays (delete it to give up). Last seen: ${describeExtension(ext, owned, plan.csv)}`,
+        `ClusterExtension ${extName} did not take over ${plan.csv} within ${timeoutMs / 1000} s; nothing deleted: Subscription ${plan.namespace}/${plan.subscription} still manages the operator and the extension stays. Last seen: ${describeExtension(ext, owned, plan.csv)}. To give up, delete the extension with \`kubectl delete clusterextension ${extName} --cascade=orphan\`: once it owns the CSV, a plain delete uninstalls the operator`,
       );
     await new Promise((r) => setTimeout(r, PollMs));
   }

@@ -333,6 +333,7 @@ describe.skipIf(missing !== undefined)('bosun migrate subscription', () => {
     );
     expect(timedOut.stderr).toContain(`Last seen: no Installed condition`);
     expect(timedOut.stderr).toContain(`ClusterServiceVersion ${csvName} not owned by the extension yet`);
+    expect(timedOut.stderr).toContain(`kubectl delete clusterextension ${name} --cascade=orphan`);
     expect(uid(await get(Resources.Subscription, ns, name))).toBe(uid(sub));
     expect(await list(Resources.InstallPlan, ns)).toHaveLength(plansBefore.length);
     expect(await get(CE, '', name)).toBeDefined();
