@@ -197,7 +197,9 @@ export function planMigration(input: MigrationInput): Result<MigrationPlan> {
       });
   }
 
-  // Dependencies: v1 resolves none, so an operator that needs another cannot be carried over.
+  // Dependencies: v1 resolves none. Bosun's extensions install what a bundle needs through
+  // extensions generated for it, but here what it needs is managed already, by Subscriptions the
+  // migration would leave beside it: such an operator is not carried over.
   if (csv) for (const p of requiredApis(csv, input.csvs, input.subscriptions)) refuse(p);
 
   // The catalog that serves the installed bundle, and a selector that names it.
@@ -345,13 +347,13 @@ function requiredApis(
     out.push({
       object,
       field: `spec.customresourcedefinitions.required[${i}]`,
-      message: `requires ${crd.name} (${crd.version}), ${providerOf((c) => (c.spec.customresourcedefinitions?.owned ?? []).some((o) => o.name === crd.name))}; v1 resolves no dependencies`,
+      message: `requires ${crd.name} (${crd.version}), ${providerOf((c) => (c.spec.customresourcedefinitions?.owned ?? []).some((o) => o.name === crd.name))}; only operators without dependencies are migrated`,
     });
   for (const [i, api] of (csv.spec.apiservicedefinitions?.required ?? []).entries())
     out.push({
       object,
       field: `spec.apiservicedefinitions.required[${i}]`,
-      message: `requires ${api.version}.${api.group}, ${providerOf((c) => (c.spec.apiservicedefinitions?.owned ?? []).some((o) => o.group === api.group && o.version === api.version))}; v1 resolves no dependencies`,
+      message: `requires ${api.version}.${api.group}, ${providerOf((c) => (c.spec.apiservicedefinitions?.owned ?? []).some((o) => o.group === api.group && o.version === api.version))}; only operators without dependencies are migrated`,
     });
   return out;
 }
@@ -407,7 +409,7 @@ function catalogOf(
       refuse({
         object: `${where}: bundle ${bundle}`,
         field: `properties[${i}]`,
-        message: `${p.type} ${shown(p.value)}: the bundle has a dependency, which v1 does not resolve`,
+        message: `${p.type} ${shown(p.value)}: the bundle depends on another operator, and only operators without dependencies are migrated`,
       });
   if (
     channel !== undefined &&
@@ -418,23 +420,9 @@ function catalogOf(
       message: `does not list ${bundle} in channel ${q(channel)} of package ${pkg}: the extension would not resolve it`,
     });
   if (ofPackage.length <= 1) return { name: chosen.name };
-  const selector = selectorFor(
-    chosen,
-    readable.filter((c) => c !== chosen),
-  );
-  if (!selector) {
-    refuse({
-      object: where,
-      message: `cannot be told apart from ${ofPackage
-        .filter((c) => c !== chosen)
-        .map((c) => c.name)
-        .join(
-          ', ',
-        )}, which serve package ${pkg} too: it has no ${CatalogNameLabel} label and no label of its own; label it`,
-    });
-    return undefined;
-  }
-  return { name: chosen.name, selector };
+  // catalogd's webhook labels every ClusterCatalog with its name, and Bosun counts every catalog
+  // as so labelled whether or not the label is set: a selector on it picks this catalog alone.
+  return { name: chosen.name, selector: { matchLabels: { [CatalogNameLabel]: chosen.name } } };
 }
 
 /** A property value as a refusal shows it: a catalog's value has no length limit, a line should. */
@@ -442,17 +430,6 @@ const MaxShownValue = 200;
 function shown(value: unknown): string {
   const text = JSON.stringify(value) ?? 'null';
   return text.length > MaxShownValue ? `${text.slice(0, MaxShownValue)}… (${text.length} characters)` : text;
-}
-
-/** A matchLabels selector that matches `catalog` and none of `others`: its name label, else a label only it has. */
-function selectorFor(catalog: CatalogOffer, others: readonly CatalogOffer[]): LabelSelector | undefined {
-  if (catalog.labels[CatalogNameLabel] === catalog.name)
-    return { matchLabels: { [CatalogNameLabel]: catalog.name } };
-  for (const key of Object.keys(catalog.labels).sort()) {
-    const value = catalog.labels[key]!;
-    if (!others.some((o) => o.labels[key] === value)) return { matchLabels: { [key]: value } };
-  }
-  return undefined;
 }
 
 function formatSelector(s: LabelSelector): string {

@@ -170,6 +170,9 @@ beforeAll(async () => {
   });
 }, 120_000);
 afterAll(async () => {
+  // The catalogs' registry goes with this file: later files' managers should not poll it.
+  if (catalogName)
+    for (const cc of [catalogName, `${catalogName}-low`]) await remove(CC, '', cc).catch(() => undefined);
   await manager?.stop();
   await push?.close();
 });
@@ -341,6 +344,18 @@ describe.skipIf(missing !== undefined)('bosun migrate subscription', () => {
     await remove(CE, '', name);
     manager = await startBosunManager();
     await catalogServedAgain(stand.base);
+    // A second catalog serving the package, of lower priority: the extension is pinned to the first by its name.
+    const low = `${catalogName}-low`;
+    await create<ClusterCatalog>(CC, '', {
+      apiVersion: 'olm.operatorframework.io/v1',
+      kind: 'ClusterCatalog',
+      metadata: { name: low },
+      spec: { source: { type: 'Image', image: { ref: catalogRef } }, priority: -1 },
+    });
+    await eventually(`ClusterCatalog ${low} to be Serving`, async () => {
+      const cc = await get<ClusterCatalog>(CC, '', low);
+      return cc?.status?.conditions?.find((c) => c.type === 'Serving')?.status === 'True' ? cc : undefined;
+    });
 
     const started = Date.now();
     const run = await bosun('migrate', 'subscription', '-n', ns, name, '--service-account', 'installer');
@@ -356,10 +371,14 @@ describe.skipIf(missing !== undefined)('bosun migrate subscription', () => {
     expect(ext.status?.install?.bundle).toEqual({ name: csvName, version: '0.1.1' });
     expect(ext.status?.conditions?.find((c) => c.type === 'Installed')?.status).toBe('True');
     expect(ext.metadata.annotations?.['bosun.dev/migrated-from-subscription']).toBe(name);
-    // Automatic: no version (it keeps upgrading along its channel); one catalog serves the package: no selector.
-    expect(ext.spec?.source.catalog).toMatchObject({ packageName: pkg, channels: ['stable'] });
-    expect(ext.spec?.source.catalog?.version).toBeUndefined();
-    expect(ext.spec?.source.catalog?.selector).toBeUndefined();
+    // Automatic: no version (it keeps upgrading along its channel); two catalogs serve the package: the selector names the one chosen.
+    expect(ext.spec?.source.catalog).toEqual({
+      packageName: pkg,
+      channels: ['stable'],
+      selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } },
+      upgradeConstraintPolicy: 'CatalogProvided',
+    });
+    expect(run.stdout).toContain(`selector:        olm.operatorframework.io/metadata.name=${catalogName}`);
     const csvAfter = (await get<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns, csvName))!;
     expect(uid(csvAfter)).toBe(uid(csv));
     expect(csvAfter.metadata.ownerReferences).toContainEqual(
