@@ -780,10 +780,12 @@ const ruleCases: Record<string, RuleCase> = {
   // runs; the manager stays unready (/readyz) and its log names the refused list.
   'operators.coreos.com: catalogsources,subscriptions,installplans,clusterserviceversions,operatorgroups,operatorconditions,operators [get,list,watch,create,update,patch,delete]':
     { reportedIn: 'log' },
-  // OLM v1's ClusterCatalogs, watched the same way: a refused list leaves the manager unready, logged.
-  'olm.operatorframework.io: clustercatalogs,clustercatalogs/status [get,list,watch,patch]': {
-    reportedIn: 'log',
-  },
+  // OLM v1's ClusterCatalogs and ClusterExtensions, watched the same way: a refused list leaves
+  // the manager unready, logged.
+  'olm.operatorframework.io: clustercatalogs,clustercatalogs/status,clusterextensions,clusterextensions/status [get,list,watch,patch]':
+    {
+      reportedIn: 'log',
+    },
   // The manager's start-up check of its CRDs is refused: it exits 1 with the API server's words.
   'apiextensions.k8s.io: customresourcedefinitions [get,list,watch,create,update,patch,delete]': {
     reportedIn: 'log',
