@@ -126,10 +126,16 @@ async function reconcileExtension(
   const plans = ctx.informers.installPlans
     .list(namespace)
     .filter((ip) => isExtensionObject(ip, name) && !ip.metadata.deletionTimestamp);
-  const adopted = await adoptedCSVs(ctx, ext);
+  // An operator is owned by one front end: nothing is adopted or installed for a package a
+  // Subscription manages.
+  const conflict = subscribedElsewhere(ctx, ext);
+  const adopted = conflict === undefined ? await adoptedCSVs(ctx, ext) : [];
   const current = installedBundle(plans, (csv) => ctx.informers.csvs.get(objectKey(namespace, csv)), adopted);
 
-  const outcome = await decide(ctx, ext, plans, current?.bundle);
+  const outcome: ExtensionOutcome =
+    conflict !== undefined
+      ? { kind: 'blocked', message: conflict }
+      : await decide(ctx, ext, plans, current?.bundle);
   // An adopted CSV has no plan of the extension's to name its image: the catalog's, if it is the one resolved.
   const resolved =
     outcome.kind === 'installed' || outcome.kind === 'progressing' ? outcome.resolved : undefined;
@@ -148,6 +154,22 @@ async function reconcileExtension(
   return { requeueAfter: retryMs };
 }
 
+/** Why the extension's package is another front end's: the Subscription that manages it, if any. */
+function subscribedElsewhere(ctx: ClusterExtensionContext, ext: ClusterExtension): string | undefined {
+  const pkg = ext.spec!.source.catalog?.packageName;
+  // The Subscription the extension is migrated from is the one it takes over, not another owner.
+  const migrating = ext.metadata.annotations?.[MigratedFromAnnotation];
+  const subscribed = ctx.informers.subscriptions
+    .list()
+    .find(
+      (s) =>
+        s.spec.name === pkg &&
+        !(s.metadata.namespace === ext.spec!.namespace && s.metadata.name === migrating),
+    );
+  if (!subscribed) return undefined;
+  return `package ${JSON.stringify(pkg)} is managed by Subscription ${subscribed.metadata.namespace}/${subscribed.metadata.name}; ClusterExtension ${ext.metadata.name} cannot install it too (an operator is owned by one front end: delete one of them)`;
+}
+
 async function decide(
   ctx: ClusterExtensionContext,
   ext: ClusterExtension,
@@ -156,21 +178,6 @@ async function decide(
 ): Promise<ExtensionOutcome> {
   const source = ext.spec!.source.catalog;
   if (!source) return { kind: 'unresolved', message: 'spec.source.catalog is not set' };
-  // An operator is owned by one front end: a package a Subscription manages is not installed again.
-  const migrating = ext.metadata.annotations?.[MigratedFromAnnotation];
-  const subscribed = ctx.informers.subscriptions
-    .list()
-    .find(
-      (s) =>
-        s.spec.name === source.packageName &&
-        !(s.metadata.namespace === ext.spec!.namespace && s.metadata.name === migrating),
-    );
-  if (subscribed)
-    return {
-      kind: 'blocked',
-      message: `package ${JSON.stringify(source.packageName)} is managed by Subscription ${subscribed.metadata.namespace}/${subscribed.metadata.name}; ClusterExtension ${ext.metadata.name} cannot install it too (an operator is owned by one front end: delete one of them)`,
-    };
-
   const resolved = resolveV1(source, await catalogsOf(ctx, source.packageName), installed);
   if (!resolved.ok) return { kind: 'unresolved', message: resolved.errors };
   const { bundle, version, catalog, deprecation } = resolved.value;
