@@ -13,7 +13,7 @@
  */
 import type { BundleDoc, Constraint, GVKProperty, PackageRequiredProperty } from '../apis/fbc.js';
 import { PropertyType } from '../apis/fbc.js';
-import type { ClusterExtension } from '../apis/olmv1.js';
+import type { BundleMetadata, ClusterExtension } from '../apis/olmv1.js';
 import { createHash } from 'node:crypto';
 import { checkMm, parseMmConstraints, parseMmVersion } from '../olmv1/masterminds-semver.js';
 
@@ -122,5 +122,43 @@ export function generatedExtension(ext: ClusterExtension, need: Need): ClusterEx
         },
       },
     },
+  };
+}
+
+/** What the cluster holds of a needed package: versions Subscriptions installed, and the extensions for it. */
+export interface Holders {
+  /** The versions of the package's CSVs that Subscriptions installed and that have succeeded. */
+  subscribedVersions: readonly string[];
+  /** The ClusterExtension managing the package, if any: its name, and what it has `Installed`. */
+  extension?: { name: string; installed?: BundleMetadata };
+}
+
+export type NeedState =
+  | { kind: 'met' }
+  | { kind: 'waiting'; message: string }
+  /** Nothing manages the package: an extension is to be generated for it. */
+  | { kind: 'generate'; extension: ClusterExtension; message: string };
+
+/** Whether `need` of `ext` is met by what the cluster holds, what it waits for, or what to generate. */
+export function needState(ext: ClusterExtension, need: Need, holders: Holders): NeedState {
+  const range = need.versionRange ? ` ${need.versionRange}` : '';
+  const what = `package ${need.packageName}${range} (${need.why})`;
+  if (holders.subscribedVersions.some((v) => inRange(v, need.versionRange))) return { kind: 'met' };
+  const managing = holders.extension;
+  if (managing) {
+    const installed = managing.installed;
+    if (installed && inRange(installed.version, need.versionRange)) return { kind: 'met' };
+    if (installed)
+      return {
+        kind: 'waiting',
+        message: `needs ${what}, but ClusterExtension ${managing.name} has ${installed.version} installed`,
+      };
+    return { kind: 'waiting', message: `waiting for ClusterExtension ${managing.name} to install ${what}` };
+  }
+  const extension = generatedExtension(ext, need);
+  return {
+    kind: 'generate',
+    extension,
+    message: `waiting for ClusterExtension ${extension.metadata.name}, generated for it, to install ${what}`,
   };
 }

@@ -13,13 +13,7 @@
  */
 import { type BundleDoc, type GVKProperty, PropertyType } from '../apis/fbc.js';
 import { catalogSelector } from '../olmv1/catalog-selector.js';
-import {
-  GeneratedByAnnotation,
-  generatedExtension,
-  inRange,
-  type Need,
-  needsOf,
-} from './clusterextension-dependencies.js';
+import { GeneratedByAnnotation, type Need, needState, needsOf } from './clusterextension-dependencies.js';
 import type { OwnerReference } from '../apis/meta.js';
 import type { ClusterExtension } from '../apis/olmv1.js';
 import { ClusterCatalogConditionType, V1Resources } from '../apis/olmv1.js';
@@ -273,45 +267,48 @@ async function unmetNeed(
   ext: ClusterExtension,
   need: Need,
 ): Promise<string | undefined> {
-  const range = need.versionRange ? ` ${need.versionRange}` : '';
-  // Installed by a Subscription: met when its CSV's version is in range.
-  for (const sub of ctx.informers.subscriptions.list()) {
-    if (sub.spec.name !== need.packageName || !sub.status?.installedCSV) continue;
-    const csv = ctx.informers.csvs.get(objectKey(sub.metadata.namespace, sub.status.installedCSV));
-    if (csv?.status?.phase === CSVPhase.Succeeded && inRange(csv.spec.version ?? '', need.versionRange))
-      return undefined;
-  }
-  const managing = ctx.informers.clusterExtensions
+  const { informers } = ctx;
+  const subscribedVersions = informers.subscriptions
+    .list()
+    .filter((sub) => sub.spec.name === need.packageName && sub.status?.installedCSV)
+    .map((sub) => informers.csvs.get(objectKey(sub.metadata.namespace, sub.status!.installedCSV!)))
+    .filter((csv) => csv?.status?.phase === CSVPhase.Succeeded)
+    .map((csv) => csv!.spec.version ?? '');
+  const managing = informers.clusterExtensions
     .list()
     .find((e) => e.spec?.source.catalog?.packageName === need.packageName && !e.metadata.deletionTimestamp);
-  if (managing) {
-    const installed = managing.status?.install?.bundle;
-    const ready = managing.status?.conditions?.some((c) => c.type === 'Installed' && c.status === 'True');
-    if (ready && installed && inRange(installed.version, need.versionRange)) return undefined;
-    if (ready && installed)
-      return `needs package ${need.packageName}${range} (${need.why}), but ClusterExtension ${managing.metadata.name} has ${installed.version} installed`;
-    return `waiting for ClusterExtension ${managing.metadata.name} to install package ${need.packageName}${range} (${need.why})`;
+  const installed = managing?.status?.conditions?.some((c) => c.type === 'Installed' && c.status === 'True')
+    ? managing.status.install?.bundle
+    : undefined;
+  const state = needState(ext, need, {
+    subscribedVersions,
+    ...(managing
+      ? { extension: { name: managing.metadata.name ?? '', ...(installed ? { installed } : {}) } }
+      : {}),
+  });
+  if (state.kind === 'met') return undefined;
+  if (state.kind === 'generate') {
+    const generated = state.extension;
+    try {
+      await ctx.client.request({
+        method: 'POST',
+        path: collectionPath(V1Resources.ClusterExtension),
+        body: generated,
+      });
+      ctx.log.info(
+        { dependency: generated.metadata.name, package: need.packageName },
+        'clusterextension generated for a dependency',
+      );
+      void ctx.events.normal(
+        ext,
+        'DependencyGenerated',
+        `ClusterExtension ${generated.metadata.name} generated: ${state.message}`,
+      );
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
   }
-  const generated = generatedExtension(ext, need);
-  try {
-    await ctx.client.request({
-      method: 'POST',
-      path: collectionPath(V1Resources.ClusterExtension),
-      body: generated,
-    });
-    ctx.log.info(
-      { dependency: generated.metadata.name, package: need.packageName },
-      'clusterextension generated for a dependency',
-    );
-    void ctx.events.normal(
-      ext,
-      'DependencyGenerated',
-      `ClusterExtension ${generated.metadata.name} generated to install package ${need.packageName}${range} (${need.why})`,
-    );
-  } catch (err) {
-    if (!isAlreadyExists(err)) throw err;
-  }
-  return `waiting for ClusterExtension ${generated.metadata.name}, generated for it, to install package ${need.packageName}${range} (${need.why})`;
+  return state.message;
 }
 
 /** Whether a bundle provides the API (its `olm.gvk` properties). */

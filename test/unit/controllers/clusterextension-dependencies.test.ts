@@ -12,6 +12,7 @@ import {
   generatedExtensionName,
   inRange,
   needsOf,
+  needState,
 } from '../../../src/controllers/clusterextension-dependencies.js';
 
 const widget: GVKProperty = { group: 'sample.bosun.dev', version: 'v1alpha1', kind: 'Widget' };
@@ -148,5 +149,58 @@ describe('the generated ClusterExtension', () => {
     expect(name).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
     expect(generatedExtensionName('dash', 'sample')).toBe(generatedExtensionName('dash', 'sample'));
     expect(generatedExtensionName('other', 'sample')).not.toBe(generatedExtensionName('dash', 'sample'));
+  });
+});
+
+describe('needState', () => {
+  const ext: ClusterExtension = {
+    apiVersion: 'olm.operatorframework.io/v1',
+    kind: 'ClusterExtension',
+    metadata: { name: 'dash' },
+    spec: {
+      namespace: 'team',
+      serviceAccount: { name: 'installer' },
+      source: { sourceType: 'Catalog', catalog: { packageName: 'dash' } },
+    },
+  };
+  const need = {
+    packageName: 'sample',
+    versionRange: '>=0.2.0 <1.0.0',
+    why: 'olm.package.required sample >=0.2.0 <1.0.0',
+  };
+  it('is met by a Subscription’s CSV in range, or an extension that installed a version in range', () => {
+    expect(needState(ext, need, { subscribedVersions: ['0.2.1'] })).toEqual({ kind: 'met' });
+    expect(
+      needState(ext, need, {
+        subscribedVersions: [],
+        extension: { name: 's', installed: { name: 'sample.v0.3.0', version: '0.3.0' } },
+      }),
+    ).toEqual({ kind: 'met' });
+  });
+  it('waits for an extension that has not installed it, and names one installed out of range', () => {
+    expect(needState(ext, need, { subscribedVersions: ['0.1.0'], extension: { name: 's' } })).toEqual({
+      kind: 'waiting',
+      message:
+        'waiting for ClusterExtension s to install package sample >=0.2.0 <1.0.0 (olm.package.required sample >=0.2.0 <1.0.0)',
+    });
+    expect(
+      needState(ext, need, {
+        subscribedVersions: [],
+        extension: { name: 's', installed: { name: 'sample.v1.2.0', version: '1.2.0' } },
+      }),
+    ).toEqual({
+      kind: 'waiting',
+      message:
+        'needs package sample >=0.2.0 <1.0.0 (olm.package.required sample >=0.2.0 <1.0.0), but ClusterExtension s has 1.2.0 installed',
+    });
+  });
+  it('generates an extension when nothing manages the package (a Subscription’s CSV out of range does not count)', () => {
+    const state = needState(ext, need, { subscribedVersions: ['0.1.0'] });
+    expect(state.kind).toBe('generate');
+    if (state.kind !== 'generate') return;
+    expect(state.extension.metadata.name).toBe(generatedExtensionName('dash', 'sample'));
+    expect(state.message).toBe(
+      `waiting for ClusterExtension ${generatedExtensionName('dash', 'sample')}, generated for it, to install package sample >=0.2.0 <1.0.0 (olm.package.required sample >=0.2.0 <1.0.0)`,
+    );
   });
 });
