@@ -29,6 +29,7 @@ describe('the bosun command shell', () => {
       'plan',
       'rollback',
       'upgrade',
+      'migrate',
     ]);
   });
 
