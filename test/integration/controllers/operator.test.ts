@@ -100,9 +100,16 @@ describe('the Operator of an installed operator', () => {
     const first = await approvePlan(ns, 'bosun-sample.v0.1.0');
     await csvSucceeded(ns, 'bosun-sample.v0.1.0');
     const name = operatorNameFor(ns);
-    const op = await operatorWhere(name, 'every component listed', (refs) =>
+    await operatorWhere(name, 'every component listed', (refs) =>
       installedKinds.every((k) => kindsOf(refs).includes(k)),
     );
+    // The Operator lists the CSV with its state when it last looked: it may still say Installing
+    // for a moment after the CSV has succeeded, until the CSV's change reaches it.
+    const op = await eventually('the Operator to show the CSV Succeeded', async () => {
+      const now = await getOperator(name);
+      const csv = now?.status?.components?.refs?.find((r) => r.kind === 'ClusterServiceVersion');
+      return csv?.conditions?.some((c) => c.type === 'Succeeded' && c.status === 'True') ? now : undefined;
+    });
 
     // Fully qualified: other tests of the run leave CRDs whose plural is also `operators` (the OLM
     // CRDs of the parity test, in another group), which kubectl's discovery cache may still name.
