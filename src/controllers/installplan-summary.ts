@@ -30,7 +30,6 @@ import type { InstallStep } from '../install/plan.js';
 import { csvRbacDelta } from '../install/rbac-delta.js';
 import { objectKey } from '../kube/cache.js';
 import { isNotFound } from '../kube/errors.js';
-import { recentPlanWrites } from './installplan-recent.js';
 import { writeStatus } from '../kube/status.js';
 import { parseTolerant } from '../olm/version.js';
 import type { CatalogRef } from '../catalog/content/store.js';
@@ -62,12 +61,7 @@ export async function withPlanSummary(
     ...ip.status,
     summary,
   };
-  await writeStatus(ctx.applier, {
-    resource: Resources.InstallPlan,
-    object: ip,
-    next: status,
-    written: (stored) => recentPlanWrites(ctx).remember(stored),
-  });
+  await writeStatus(ctx.applier, { resource: Resources.InstallPlan, object: ip, next: status });
   return { ...ip, status };
 }
 

@@ -19,7 +19,6 @@ import { crdStatusOf, isEstablished, isRefusedForGood, notEstablishedReason } fr
 import { unsafeCRDReplacements } from './installplan-crd-safety.js';
 import { CRDUpgradeSafetyAnnotation } from './clusterextension-plan.js';
 import { withPlanSummary } from './installplan-summary.js';
-import { recentPlanWrites } from './installplan-recent.js';
 import { findCondition, formatTime, removeCondition, setCondition } from '../kube/conditions.js';
 import { writeStatus } from '../kube/status.js';
 import { formatApiError, isPermanentRejection, parseApiError } from '../kube/errors.js';
@@ -92,8 +91,7 @@ const installPlanControllerOwn: Controller<(typeof uses.informers)[number], (typ
   // Named steps: plan the steps (or wait for the catalog, or fail), show them and wait for
   // approval, then carry them out (execute).
   reconcile: (ctx) => async (key) => {
-    const cached = ctx.informers.installPlans.get(key);
-    let ip = cached && recentPlanWrites(ctx).freshest(cached);
+    let ip = ctx.informers.installPlans.get(key);
     if (ip === undefined || ip.metadata.deletionTimestamp || finished(ip)) return;
     // An unsubscribe is final: a plan whose Subscription is gone is left to the garbage
     // collector, neither planned nor run (./installplan-orphan.ts).
@@ -557,12 +555,7 @@ async function setPlanStatus(ctx: InstallPlanContext, ip: InstallPlan, changes: 
   };
   if (changes.message === undefined) delete next.message;
   for (const k of Object.keys(next) as (keyof InstallPlanStatus)[]) if (next[k] === undefined) delete next[k];
-  await writeStatus(ctx.applier, {
-    resource: Resources.InstallPlan,
-    object: ip,
-    next,
-    written: (stored) => recentPlanWrites(ctx).remember(stored),
-  });
+  await writeStatus(ctx.applier, { resource: Resources.InstallPlan, object: ip, next });
 }
 
 /** A reconcile refused with 403 is reported on the object it reconciles (./forbidden.ts). */
