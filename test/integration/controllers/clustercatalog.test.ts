@@ -18,7 +18,6 @@ import type { Condition, KubeObject, ResourceType } from '../../../src/apis/meta
 import { credentialsFromDockerConfig } from '../../../src/oci/auth.js';
 import { type ClusterCatalog, type ClusterExtension, V1Resources } from '../../../src/apis/olmv1.js';
 import { type ClusterServiceVersion, Resources } from '../../../src/apis/operators.js';
-import { Builtin } from '../../../src/kube/resources.js';
 import { parseYamlStream } from '../../../src/bundle/yaml.js';
 import { type RunningManager, startManager } from '../../../src/manager/manager.js';
 import { RegistryClient } from '../../../src/oci/client.js';
@@ -34,7 +33,7 @@ import {
   pushSampleBundles,
   sampleCatalog,
 } from './image-catalogs.js';
-import { create, get, mergePatch, remove } from './support.js';
+import { clusterAdminServiceAccount, create, get, mergePatch, remove } from './support.js';
 
 const missing = await registryAvailable();
 if (missing) console.warn(`the ClusterCatalog tests are skipped: ${missing}`);
@@ -397,18 +396,7 @@ describe.skipIf(missing !== undefined)('the 2021 OperatorHub corpus as a Cluster
     // A real operator installed from it by a ClusterExtension, written as v1's tutorials write
     // one: the catalog picked by the name label catalogd gives every ClusterCatalog.
     const ns = await freshNamespace('ce-corpus');
-    await create(Builtin.ServiceAccount, ns, {
-      apiVersion: 'v1',
-      kind: 'ServiceAccount',
-      metadata: { name: 'prometheus-installer', namespace: ns },
-    });
-    await create(Builtin.ClusterRoleBinding, '', {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: `${ns}-prometheus-installer` },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects: [{ kind: 'ServiceAccount', name: 'prometheus-installer', namespace: ns }],
-    });
+    await clusterAdminServiceAccount(ns, 'prometheus-installer');
     const extension = `prometheus-${randomBytes(3).toString('hex')}`;
     await create<ClusterExtension>(V1Resources.ClusterExtension, '', {
       apiVersion: 'olm.operatorframework.io/v1',

@@ -225,3 +225,22 @@ export async function bosunCli(...args: string[]): Promise<{ code: number; out: 
   });
   return { code, out, err };
 }
+
+/**
+ * ServiceAccount `name` in `namespace`, bound to cluster-admin, as OLM v1's tutorials make the
+ * account a ClusterExtension installs as.
+ */
+export async function clusterAdminServiceAccount(namespace: string, name: string): Promise<void> {
+  await create(Builtin.ServiceAccount, namespace, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name, namespace },
+  });
+  await create(Builtin.ClusterRoleBinding, '', {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: `${namespace}-${name}` },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+    subjects: [{ kind: 'ServiceAccount', name, namespace }],
+  });
+}

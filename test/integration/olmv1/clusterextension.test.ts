@@ -34,7 +34,15 @@ import {
   sampleCatalog,
 } from '../controllers/image-catalogs.js';
 import { uniqueGroup } from '../controllers/operator-support.js';
-import { create, get, list, mergePatch, remove, subscription } from '../controllers/support.js';
+import {
+  clusterAdminServiceAccount,
+  create,
+  get,
+  list,
+  mergePatch,
+  remove,
+  subscription,
+} from '../controllers/support.js';
 
 const missing = await registryAvailable();
 if (missing) console.warn(`the ClusterExtension tests are skipped: ${missing}`);
@@ -93,18 +101,7 @@ async function publish(keep: (bundle: string) => boolean, priority = 0): Promise
  */
 async function extensionNamespace(): Promise<string> {
   const ns = await freshNamespace('ce');
-  await create(Builtin.ServiceAccount, ns, {
-    apiVersion: 'v1',
-    kind: 'ServiceAccount',
-    metadata: { name: 'installer', namespace: ns },
-  });
-  await create(Builtin.ClusterRoleBinding, '', {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: `${ns}-installer` },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-    subjects: [{ kind: 'ServiceAccount', name: 'installer', namespace: ns }],
-  });
+  await clusterAdminServiceAccount(ns, 'installer');
   return ns;
 }
 
