@@ -157,12 +157,28 @@ export interface ClusterExtensionInstallConfig {
   preflight?: PreflightConfig;
 }
 
+export const ExtensionConfigType = { Inline: 'Inline' } as const;
+export type ExtensionConfigType = (typeof ExtensionConfigType)[keyof typeof ExtensionConfigType];
+
+/**
+ * Configuration of the bundle, a discriminated union as `source` is (only `Inline` exists). v1
+ * checks `inline` against a schema the bundle gives; for a registry+v1 bundle that is
+ * `watchNamespace`, allowed as the CSV's install modes allow it.
+ */
+export interface ClusterExtensionConfig {
+  configType: ExtensionConfigType;
+  inline?: Record<string, unknown>;
+}
+
 export interface ClusterExtensionSpec {
   /** The namespace the extension's namespaced objects are installed into; immutable. */
   namespace: string;
   serviceAccount: ServiceAccountReference;
   source: SourceConfig;
   install?: ClusterExtensionInstallConfig;
+  config?: ClusterExtensionConfig;
+  /** Minutes an install or upgrade may take before it counts as failed (10 to 720). */
+  progressDeadlineMinutes?: number;
 }
 
 export interface BundleMetadata {

@@ -78,7 +78,23 @@ export const v1CrdAllowances: V1Allowance[] = [
     ours: { 'x-kubernetes-preserve-unknown-fields': true },
     theirs: undefined,
   },
+  // v1's later API has both, behind experimental gates; Bosun serves them without one.
+  ...(['config', 'progressDeadlineMinutes'] as const).map((field) => ({
+    name: `spec.${field}, from v1's later API`,
+    kinds: ['ClusterExtension' as const],
+    path: `.spec.${field}`,
+    aspect: 'field' as const,
+    ours: 'declared',
+    theirs: undefined,
+  })),
 ];
+
+/** The CEL rules of those later fields, in Bosun's CRDs only (as `path: rule => message`). */
+export const laterV1Rules: Partial<Record<OlmV1Kind, string[]>> = {
+  ClusterExtension: [
+    ".spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.config: has(self.configType) && self.configType == 'Inline' ?has(self.inline) : !has(self.inline) => inline is required when configType is Inline, and forbidden otherwise",
+  ],
+};
 
 export function allowsV1(a: V1Allowance, kind: OlmV1Kind, d: CrdDifference): boolean {
   return (

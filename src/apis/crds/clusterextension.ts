@@ -3,18 +3,24 @@
  * (config/base/operator-controller/crd/bases/olm.operatorframework.io_clusterextensions.yaml): the
  * same fields, defaults, enums, limits, CEL rules (same expressions, same messages, so a v1
  * manifest gets v1's answer) and printer columns. Descriptions are Bosun's own.
+ *
+ * Two fields come from v1's later API, where they sit behind experimental gates: `config` (a
+ * bundle's configuration, `watchNamespace` for a registry+v1 bundle) and `progressDeadlineMinutes`,
+ * with the same limits and union rule; Bosun serves them without a gate.
  */
 import type { Condition } from '../meta.js';
 import {
   type BundleMetadata,
   type CatalogFilter,
   type ClusterExtension,
+  type ClusterExtensionConfig,
   type ClusterExtensionInstallConfig,
   type ClusterExtensionInstallStatus,
   type ClusterExtensionSpec,
   type ClusterExtensionStatus,
   CRDUpgradeSafetyEnforcement,
   type CRDUpgradeSafetyPreflightConfig,
+  ExtensionConfigType,
   ExtensionSourceType,
   type PreflightConfig,
   type ServiceAccountReference,
@@ -24,7 +30,7 @@ import {
 } from '../olmv1.js';
 import { condition, labelSelector } from './common.js';
 import { type CrdDefinition, resourceSchema } from './definition.js';
-import { array, object, oneOf, required, string, type ValidationRule } from './schema.js';
+import { array, freeform, integer, object, oneOf, required, string, type ValidationRule } from './schema.js';
 
 /** A field that may be set on create and never changed after. */
 const immutable = (field: string): ValidationRule => ({
@@ -172,6 +178,36 @@ const spec = object<ClusterExtensionSpec>(
         ],
       },
     ),
+    config: object<ClusterExtensionConfig>(
+      {
+        configType: required(
+          oneOf(Object.values(ExtensionConfigType), {
+            description: 'Which kind of configuration; names the member that is set.',
+          }),
+        ),
+        inline: freeform({
+          description:
+            'The bundle’s configuration, checked against what the bundle allows (for a registry+v1 bundle: watchNamespace).',
+          minProperties: 1,
+        }),
+      },
+      {
+        description: 'Configuration of the bundle.',
+        rules: [
+          {
+            message: 'inline is required when configType is Inline, and forbidden otherwise',
+            rule: "has(self.configType) && self.configType == 'Inline' ?has(self.inline) : !has(self.inline)",
+          },
+        ],
+      },
+    ),
+    progressDeadlineMinutes: integer({
+      description:
+        'Minutes an install or upgrade may take before it counts as failed; a failed upgrade is rolled back. Unset: no deadline.',
+      format: 'int32',
+      minimum: 10,
+      maximum: 720,
+    }),
   },
   { description: 'The extension wanted.' },
 );

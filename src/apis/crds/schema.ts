@@ -20,6 +20,7 @@ export interface JSONSchemaProps {
   maximum?: number;
   minItems?: number;
   maxItems?: number;
+  minProperties?: number;
   required?: string[];
   properties?: Record<string, JSONSchemaProps>;
   items?: JSONSchemaProps;
@@ -166,5 +167,18 @@ export function object<T>(
   json.properties = Object.fromEntries(entries.map(([name, s]) => [name, s.json]));
   if (opts?.preserveUnknownFields === true) json['x-kubernetes-preserve-unknown-fields'] = true;
   if (opts?.rules !== undefined) json['x-kubernetes-validations'] = opts.rules;
+  return { json: withDescription(json, opts) };
+}
+
+/**
+ * An object whose fields the schema does not describe (kept as written): configuration another
+ * party defines and checks, such as a bundle's.
+ */
+export function freeform<T extends Record<string, unknown>>(
+  opts?: Options & { minProperties?: number },
+): Schema<T> {
+  const json: JSONSchemaProps = { type: 'object' };
+  if (opts?.minProperties !== undefined) json.minProperties = opts.minProperties;
+  json['x-kubernetes-preserve-unknown-fields'] = true;
   return { json: withDescription(json, opts) };
 }
