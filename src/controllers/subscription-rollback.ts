@@ -1,6 +1,7 @@
 /**
  * Health-gated upgrades and rollback, the Subscription controller's I/O side (the rules are in
- * src/install/rollback.ts, and the order of a rollback's steps in src/install/rollback-step.ts).
+ * src/install/rollback.ts, the order of a rollback's steps in src/install/rollback-step.ts, and the
+ * steps' I/O, shared with ClusterExtensions, in ./rollback-steps.ts).
  * Before a namespace is resolved, each Subscription is looked at:
  *
  * - a user's request (annotations set by `bosun rollback` and `bosun upgrade retry`);
@@ -22,10 +23,8 @@ import type { BundleDoc } from '../apis/fbc.js';
 import {
   Approval,
   type ClusterServiceVersion,
-  CSVPhase,
   type HeldVersion,
   HistoryOutcome,
-  type InstallPlan,
   Resources,
   RollbackPhase,
   type Subscription,
@@ -35,15 +34,7 @@ import {
 import { BundleContentReason } from '../catalog/content/bundles.js';
 import type { CatalogRef } from '../catalog/content/store.js';
 import { decodeBundle } from '../install/bundle-objects.js';
-import { csvOwnerOf, withOwner } from '../install/ownership.js';
-import {
-  type LiveObject,
-  type LostObject,
-  nextRollbackStep,
-  objectFate,
-  type RollbackState,
-  RollbackStepKind,
-} from '../install/rollback-step.js';
+import { withOwner } from '../install/ownership.js';
 import {
   bundleContentDigest,
   type LiveCRD,
@@ -59,13 +50,12 @@ import { objectKey } from '../kube/cache.js';
 import { collectionPath, objectPath } from '../kube/client.js';
 import { formatTime } from '../kube/conditions.js';
 import { isAlreadyExists } from '../kube/errors.js';
-import { apiVersionFor } from '../olm/kinds.js';
 import type { RecentWrites } from '../kube/recent-writes.js';
 import { writeStatus } from '../kube/status.js';
-import { deleteIfPresent, getIfPresent, mergePatch } from './objects.js';
-import type { Deployment } from './context.js';
+import { mergePatch } from './objects.js';
 import type { SubscriptionContext } from './subscription.js';
 import { desiredInstallPlan, nextGeneration, SubscriptionLabel } from './subscription-plan.js';
+import { stepPollMs, takeRollbackStep } from './rollback-steps.js';
 
 /** What the rest of the reconcile needs to know of one Subscription's rollback. */
 export interface RollbackView {
@@ -79,9 +69,6 @@ export interface RollbackView {
 
 /** Whether a rollback is under way: the Subscription gets no new InstallPlan meanwhile. */
 export const rollingBack = (v: RollbackView | undefined) => v?.rollback?.phase === RollbackPhase.RollingBack;
-
-/** How soon to look again while a rollback waits for the failed CSV to go. */
-const stepPollMs = 1_000;
 
 /** Each Subscription's rollback, after acting on it; by Subscription name. */
 export async function guardUpgrades(
@@ -274,9 +261,8 @@ function catalogUnread(ctx: SubscriptionContext, ref: CatalogRef): boolean {
 
 /**
  * One step of a rollback under way, the one ../install/rollback-step.ts finds from what the
- * caches hold now (so a manager that stopped anywhere in the rollback takes the same next step as
- * one that did not). Finished when the previous CSV is Succeeded again and the objects of its
- * InstallPlan are there to stay.
+ * caches hold now (./rollback-steps.ts, shared with ClusterExtensions). Finished when the previous
+ * CSV is Succeeded again and the objects of its InstallPlan are there to stay.
  */
 async function step(
   ctx: SubscriptionContext,
@@ -285,113 +271,30 @@ async function step(
   view: RollbackView,
 ): Promise<RollbackView> {
   const rollback = view.rollback!;
-  const namespace = sub.metadata.namespace!;
-  const from = csvs.find((c) => c.metadata.name === rollback.from);
-  const to = rollback.to
-    ? csvs.find((c) => c.metadata.name === rollback.to && !c.metadata.deletionTimestamp)
-    : undefined;
   const planName = rollbackPlanName(sub, rollback);
-  const plan = ctx.informers.installPlans.get(objectKey(namespace, planName));
-  const state: RollbackState = {
-    from: !from ? 'gone' : from.metadata.deletionTimestamp ? 'deleting' : 'present',
-    to: !to ? 'gone' : reinstated(ctx, to) ? 'reinstated' : 'present',
-    ...(plan
-      ? {
-          plan: {
-            name: planName,
-            ...(plan.status?.phase ? { phase: plan.status.phase } : {}),
-            ...(plan.status?.message ? { message: plan.status.message } : {}),
-          },
-        }
-      : {}),
-    fromPlans: ctx.informers.installPlans
-      .list(namespace)
-      .filter(
-        (ip) =>
-          ip.metadata.name !== planName &&
-          ip.metadata.labels?.[SubscriptionLabel] === sub.metadata.name &&
-          ip.spec.clusterServiceVersionNames.includes(rollback.from),
-      )
-      .map((ip) => ip.metadata.name!),
-  };
-  let next = nextRollbackStep(state);
-  if (next.kind === RollbackStepKind.CheckObjects && plan)
-    next = nextRollbackStep({ ...state, lost: await lostObjects(ctx, plan, csvs) });
-  switch (next.kind) {
-    case RollbackStepKind.MakePlan:
-      await createRollbackPlan(ctx, sub, rollback, planName);
-      return view;
-    case RollbackStepKind.AwaitPlan:
-      return view;
-    case RollbackStepKind.Failed:
-      return failed(ctx, sub, view, next.message);
-    case RollbackStepKind.RemakePlan:
-      // The previous CSV went after its plan ran (retired as replaced: the failed one reached
-      // Succeeded meanwhile, before it was removed), or objects the plan applied went after it
-      // ran (`lost`). The plan runs again, made anew.
-      if (next.lost) {
-        ctx.log.info({ installPlan: next.plan, lost: next.lost }, 'rollback installplan runs again');
-        void ctx.events.normal(
-          sub,
-          'RollbackReapplied',
-          `${rollback.to}: InstallPlan ${next.plan} runs again, since objects it applied went or are being garbage collected: ${next.lost.join(', ')}`,
-        );
-      }
-      await deleteIfPresent(ctx.client, objectPath(Resources.InstallPlan, next.plan, namespace));
-      return { ...view, requeueAfterMs: stepPollMs };
-    case RollbackStepKind.RemoveFrom:
-      await removeFrom(ctx, namespace, rollback.from, next.csv, next.plans);
-      return { ...view, requeueAfterMs: stepPollMs };
-    case RollbackStepKind.AwaitObjects:
-      ctx.log.info({ objects: next.objects }, 'rollback waits for objects being deleted, to put them back');
-      return { ...view, requeueAfterMs: stepPollMs };
-    case RollbackStepKind.CheckObjects:
-    case RollbackStepKind.AwaitReinstated:
-      return { ...view, requeueAfterMs: stepPollMs };
-    case RollbackStepKind.Done:
-      return finished(ctx, sub, view, to!);
-  }
-}
-
-/**
- * The objects the completed rollback InstallPlan applied that are not safely there (gone, being
- * deleted, or owned only by CSVs that no longer exist), read from the API server: the caches hold
- * none of most of these kinds, and the garbage collector's work is seen only there. The plan's
- * own CSV is left out (the rollback judges it by itself). A namespaced step's object is in the
- * plan's namespace, where the plan applies it.
- */
-async function lostObjects(
-  ctx: SubscriptionContext,
-  plan: InstallPlan,
-  csvs: readonly ClusterServiceVersion[],
-): Promise<LostObject[]> {
-  const namespace = plan.metadata.namespace!;
-  const liveCSVs = new Set(
-    csvs
-      .filter((c) => c.metadata.namespace === namespace && !c.metadata.deletionTimestamp)
-      .map((c) => c.metadata.uid ?? ''),
+  const outcome = await takeRollbackStep(
+    ctx,
+    {
+      owner: sub,
+      namespace: sub.metadata.namespace!,
+      from: rollback.from,
+      to: rollback.to,
+      planName,
+      ownsPlan: (ip) => ip.metadata.labels?.[SubscriptionLabel] === sub.metadata.name,
+      makePlan: () => createRollbackPlan(ctx, sub, rollback, planName),
+    },
+    csvs,
   );
-  const lost: LostObject[] = [];
-  for (const { resource } of plan.status?.plan ?? []) {
-    if (resource.kind === Resources.ClusterServiceVersion.kind) continue;
-    const object = {
-      apiVersion: apiVersionFor(resource.group, resource.version),
-      kind: resource.kind,
-      metadata: { name: resource.name, namespace },
-    };
-    const path = await ctx.applier.pathOf(object);
-    const live = await getIfPresent<LiveObject>(ctx.client, path);
-    const why = objectFate(live, liveCSVs);
-    if (why !== undefined)
-      lost.push({ object: `${resource.kind} ${describeName(path, resource.name)}`, why });
+  switch (outcome.kind) {
+    case 'pending':
+      return outcome.requeueAfterMs === undefined
+        ? view
+        : { ...view, requeueAfterMs: outcome.requeueAfterMs };
+    case 'failed':
+      return failed(ctx, sub, view, outcome.message);
+    case 'done':
+      return finished(ctx, sub, view, outcome.to);
   }
-  return lost;
-}
-
-/** `namespace/name` for an object at a namespaced path, else `name`. */
-function describeName(path: string, name: string): string {
-  const ns = /\/namespaces\/([^/]+)\//.exec(path)?.[1];
-  return ns ? `${decodeURIComponent(ns)}/${name}` : name;
 }
 
 /** The rollback finished: the version rolled back to runs again. */
@@ -421,50 +324,6 @@ function finished(
     `${rollback.to} runs again in place of ${rollback.from} (${rollback.cause}); ${rollback.from} is held back until the catalog changes it or a retry is asked for`,
   );
   return { ...view, rollback: done, history };
-}
-
-/**
- * Whether the previous version runs again: its CSV Succeeded, and each of its Deployments its own
- * again (by label and by ownerReference) and available (a CSV that was Replacing may pass for Succeeded for a moment, while the
- * Deployment it shares with the failed version is still the failed version's).
- */
-function reinstated(ctx: SubscriptionContext, to: ClusterServiceVersion): boolean {
-  if (to.status?.phase !== CSVPhase.Succeeded) return false;
-  const namespace = to.metadata.namespace;
-  return (to.spec.install?.spec?.deployments ?? []).every((d) => {
-    const live = ctx.informers.deployments.get(objectKey(namespace, d.name)) as
-      AvailableDeployment | undefined;
-    return (
-      live !== undefined &&
-      !live.metadata?.deletionTimestamp &&
-      csvOwnerOf(live.metadata?.labels)?.name === to.metadata.name &&
-      // Owned by this CSV itself, not only labelled for it: a Deployment still owned by the CSV
-      // rolled back from alone is the garbage collector's to delete.
-      (live.metadata?.ownerReferences ?? []).some((o) => o.uid === to.metadata.uid) &&
-      (live.status?.observedGeneration ?? 0) >= (live.metadata?.generation ?? 0) &&
-      live.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true
-    );
-  });
-}
-
-type AvailableDeployment = Deployment & {
-  status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] };
-};
-
-/** Deletes the CSV rolled back from (unless it is being deleted already), then its InstallPlans. */
-async function removeFrom(
-  ctx: SubscriptionContext,
-  namespace: string,
-  csv: string,
-  deleteCSV: boolean,
-  plans: readonly string[],
-) {
-  if (deleteCSV) {
-    ctx.log.info({ csv }, 'removing the csv rolled back from');
-    await deleteIfPresent(ctx.client, objectPath(Resources.ClusterServiceVersion, csv, namespace));
-  }
-  for (const name of plans)
-    await deleteIfPresent(ctx.client, objectPath(Resources.InstallPlan, name, namespace));
 }
 
 /** A rollback that could not finish: said in status and in an Event, and not tried again by itself. */

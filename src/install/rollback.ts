@@ -66,19 +66,34 @@ export function formatDuration(ms: number): string {
 
 export type DeadlineSetting =
   | { ms: number | null }
-  /** The annotation could not be read: the default applies, and the problem is said. */
-  | { ms: number; problem: string };
+  /** The annotation could not be read: the fallback applies, and the problem is said. */
+  | { ms: number | null; problem: string };
 
 /** The Subscription's upgrade deadline; `null` when automatic rollback is off (`0` or `off`). */
 export function upgradeDeadline(sub: Subscription): DeadlineSetting {
   const text = sub.metadata.annotations?.[RollbackAnnotations.deadline];
   if (text === undefined) return { ms: DefaultUpgradeDeadlineMs };
+  return deadlineAnnotation(text, {
+    ms: DefaultUpgradeDeadlineMs,
+    words: `the default ${formatDuration(DefaultUpgradeDeadlineMs)} applies`,
+  });
+}
+
+/**
+ * The deadline an annotation `bosun.dev/upgrade-deadline` sets: a duration, or `0`/`off` for none
+ * (`null`). Text that is neither gives `fallback`, with the problem in words ending in `fallback.words`.
+ * Shared by Subscriptions and ClusterExtensions, so both read the annotation alike.
+ */
+export function deadlineAnnotation(
+  text: string,
+  fallback: { ms: number | null; words: string },
+): DeadlineSetting {
   if (text.trim() === 'off') return { ms: null };
   const ms = parseDuration(text);
   if (ms === undefined) {
     return {
-      ms: DefaultUpgradeDeadlineMs,
-      problem: `annotation ${RollbackAnnotations.deadline}: "${text}" is not a duration like 90s, 10m or 1h (or 0 or off); the default ${formatDuration(DefaultUpgradeDeadlineMs)} applies`,
+      ms: fallback.ms,
+      problem: `annotation ${RollbackAnnotations.deadline}: "${text}" is not a duration like 90s, 10m or 1h (or 0 or off); ${fallback.words}`,
     };
   }
   return { ms: ms === 0 ? null : ms };
