@@ -12,6 +12,9 @@
  * operator even while no manager runs. CRDs stay, with every custom resource, as v0 leaves them.
  */
 import { type BundleDoc, type GVKProperty, PropertyType } from '../apis/fbc.js';
+import { RecentWrites } from '../kube/recent-writes.js';
+import { guardExtension, progressReport, soonest } from './clusterextension-rollback.js';
+import { storedRollback, withProgressReport } from './clusterextension-rollback-status.js';
 import { catalogSelector } from '../olmv1/catalog-selector.js';
 import { GeneratedByAnnotation, type Need, needState, needsOf } from './clusterextension-dependencies.js';
 import type { OwnerReference } from '../apis/meta.js';
@@ -63,6 +66,8 @@ const uses = {
     'csvs',
     'operatorGroups',
     'subscriptions',
+    // A rollback waits for the previous version's Deployments (./clusterextension-rollback.ts).
+    'deployments',
   ] as const,
   ports: ['applier', 'client', 'clusterCatalogContent', 'clock', 'events'] as const,
 };
@@ -107,14 +112,20 @@ const clusterExtensionControllerOwn: Controller<
     // A Subscription to the same package appearing or going changes who owns it.
     informers.subscriptions.on({ add: all, delete: all });
   },
-  reconcile: (ctx) => async (name) => reconcileExtension(ctx, name),
+  reconcile: (ctx) => {
+    // The rollback a reconcile writes is read back by the next even before the cache has it.
+    const recent = new RecentWrites();
+    return async (name) => reconcileExtension(ctx, name, recent);
+  },
 };
 
 async function reconcileExtension(
   ctx: ClusterExtensionContext,
   name: string,
+  recent: RecentWrites,
 ): Promise<ReconcileResult | undefined> {
-  const ext = ctx.informers.clusterExtensions.get(name);
+  const cached = ctx.informers.clusterExtensions.get(name);
+  const ext = cached && recent.freshest(cached);
   if (!ext || ext.metadata.deletionTimestamp || !ext.spec) return undefined;
   const namespace = ext.spec.namespace;
   const plans = ctx.informers.installPlans
@@ -126,10 +137,12 @@ async function reconcileExtension(
   const adopted = conflict === undefined ? await adoptedCSVs(ctx, ext) : [];
   const current = installedBundle(plans, (csv) => ctx.informers.csvs.get(objectKey(namespace, csv)), adopted);
 
+  // An upgrade that failed is rolled back, and its version held back from resolution.
+  const guard = conflict === undefined ? await guardExtension(ctx, ext, plans, recent) : undefined;
   const outcome: ExtensionOutcome =
     conflict !== undefined
       ? { kind: 'blocked', message: conflict }
-      : await decide(ctx, ext, plans, current?.bundle);
+      : await decide(ctx, ext, plans, current?.bundle, guard?.heldNames);
   // An adopted CSV has no plan of the extension's to name its image: the catalog's, if it is the one resolved.
   const resolved =
     outcome.kind === 'installed' || outcome.kind === 'progressing' ? outcome.resolved : undefined;
@@ -139,13 +152,20 @@ async function reconcileExtension(
     bundle: current.bundle,
     image: image || current.bundle.name,
   };
+  const status = clusterExtensionStatus(ext, outcome, installed, ctx.clock.now());
+  const progress = guard && progressReport(ctx, ext, guard, outcome, plans);
   await writeStatus(ctx.applier, {
     resource: V1Resources.ClusterExtension,
     object: ext,
-    next: clusterExtensionStatus(ext, outcome, installed, ctx.clock.now()),
+    next: progress
+      ? withProgressReport(ext, status, progress.report, ctx.clock.now())
+      : { ...status, ...storedRollback(ext) },
+    written: (stored) => recent.remember(stored),
   });
-  if (outcome.kind === 'installed' || outcome.kind === 'blocked') return undefined;
-  return { requeueAfter: retryMs };
+  const after = soonest(guard?.requeueAfterMs, progress?.requeueAfterMs);
+  if (outcome.kind === 'installed' || outcome.kind === 'blocked')
+    return after === undefined ? undefined : { requeueAfter: after };
+  return { requeueAfter: soonest(retryMs, after)! };
 }
 
 /** Why the extension's package is another front end's: the Subscription that manages it, if any. */
@@ -169,10 +189,11 @@ async function decide(
   ext: ClusterExtension,
   plans: readonly InstallPlan[],
   installed: { name: string; version: string } | undefined,
+  held?: ReadonlySet<string>,
 ): Promise<ExtensionOutcome> {
   const source = ext.spec!.source.catalog;
   if (!source) return { kind: 'unresolved', message: 'spec.source.catalog is not set' };
-  const resolved = resolveV1(source, await catalogsOf(ctx, source.packageName), installed);
+  const resolved = resolveV1(source, await catalogsOf(ctx, source.packageName), installed, held);
   if (!resolved.ok) return { kind: 'unresolved', message: resolved.errors };
   const { bundle, version, catalog, deprecation } = resolved.value;
   const target = {

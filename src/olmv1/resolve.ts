@@ -56,6 +56,8 @@ export function resolveV1(
   source: CatalogFilter,
   catalogs: readonly V1Catalog[],
   installed?: BundleMetadata,
+  /** Bundles kept out (Bosun's: versions a rollback holds back); v1 has no such input. */
+  held: ReadonlySet<string> = new Set(),
 ): Result<V1Resolved, string> {
   const fail = (message: string) => ({ ok: false as const, errors: message });
   const pkg = source.packageName;
@@ -94,6 +96,7 @@ export function resolveV1(
       channels.length > 0 ? content.channels.filter((c) => channels.includes(c.name)) : content.channels;
     if (channels.length > 0) predicates.push(inAnyChannel(inChannels));
     if (range) predicates.push(inMastermindsRange(range));
+    if (held.size > 0) predicates.push((b) => !held.has(b.name));
     if (source.upgradeConstraintPolicy !== UpgradeConstraintPolicy.SelfCertified && installed) {
       const successors = successorsOf(installed, inChannels);
       if (!successors.ok)

@@ -63,6 +63,20 @@ describe('ClusterExtension resolution, as operator-controller v1.2.0 resolves', 
     );
   });
 
+  it("leaves out the bundles held back (Bosun's rollback), as if the catalog had none of them", () => {
+    const c = catalog('c', {
+      versions: ['1.0.0', '1.1.0', '1.2.0'],
+      channels: { stable: chain('1.0.0', '1.1.0', '1.2.0') },
+    });
+    const held = new Set(['pkg.v1.2.0']);
+    expect(chosen(resolveV1(spec(), [c], undefined, held))).toBe('c/pkg.v1.1.0');
+    // Upgrading from 1.1.0, the held 1.2.0 is its only successor: 1.1.0 itself stays the answer.
+    expect(chosen(resolveV1(spec(), [c], installed('1.1.0'), held))).toBe('c/pkg.v1.1.0');
+    expect(chosen(resolveV1(spec({ version: '1.2.0' }), [c], undefined, held))).toBe(
+      'no bundles found for package "pkg" matching version "1.2.0"',
+    );
+  });
+
   it('keeps to the channels asked for', () => {
     const c = catalog('c', {
       versions: ['1.0.0', '2.0.0'],

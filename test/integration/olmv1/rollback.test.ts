@@ -1,0 +1,305 @@
+/**
+ * A ClusterExtension's progress deadline and automatic rollback on a running manager, from a
+ * ClusterCatalog image pushed to a real registry: an upgrade whose Deployment never becomes
+ * available (its pods ask for a node that does not exist) is reported as v1 reports a missed
+ * deadline (`Progressing` False, `ProgressDeadlineExceeded`), rolled back to the version it
+ * replaced with every custom resource kept, and held back from resolution until the extension's
+ * spec changes. A first install that misses its deadline is reported the same way, with nothing
+ * to roll back to.
+ */
+import { randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { BundleDoc } from '../../../src/apis/fbc.js';
+import type { Condition } from '../../../src/apis/meta.js';
+import { type ClusterCatalog, type ClusterExtension, V1Resources } from '../../../src/apis/olmv1.js';
+import { type ClusterServiceVersion, type InstallPlan, Resources } from '../../../src/apis/operators.js';
+import { RollbackAnnotations } from '../../../src/install/rollback.js';
+import { type RunningManager, startManager } from '../../../src/manager/manager.js';
+import { RegistryClient } from '../../../src/oci/client.js';
+import { registryAvailable, startRegistry, type TestRegistry } from '../../support/registry.js';
+import { inline } from '../../support/operator-objects.js';
+import { eventually, freshNamespace } from '../support.js';
+import { pushCatalog, SampleGroup } from '../controllers/image-catalogs.js';
+import { uniqueGroup } from '../controllers/operator-support.js';
+import {
+  client,
+  clusterAdminServiceAccount,
+  create,
+  eventsFor,
+  get,
+  list,
+  mergePatch,
+  remove,
+} from '../controllers/support.js';
+import { collectionPath } from '../../../src/kube/client.js';
+
+const missing = await registryAvailable();
+if (missing) console.warn(`the ClusterExtension rollback tests are skipped: ${missing}`);
+
+const CC = V1Resources.ClusterCatalog;
+const CE = V1Resources.ClusterExtension;
+
+let manager: RunningManager;
+let registry: TestRegistry;
+let push: RegistryClient;
+/** This file's own API group and package: no other test's CRD, Subscription or extension meets them. */
+const group = uniqueGroup();
+const pkg = `rb-sample-${randomBytes(3).toString('hex')}`;
+const V1 = 'bosun-sample.v0.1.0';
+const V2 = 'bosun-sample.v0.1.1';
+const bundlesDir = join(import.meta.dirname, '../../../bundles/bosun-sample');
+
+beforeAll(async () => {
+  if (missing) return;
+  registry = await startRegistry({ kind: 'plain' });
+  push = new RegistryClient();
+  manager = await startManager({
+    kubeconfig: inject('kubeconfig'),
+    installCrds: true,
+    metricsAddr: '127.0.0.1:0',
+    logger: pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' }),
+  });
+});
+afterAll(async () => {
+  await manager?.stop();
+  await push?.close();
+});
+
+/**
+ * The sample operator's 0.1.0 and 0.1.1 (bundles/bosun-sample; 0.1.1 replaces 0.1.0) as this
+ * file's package, moved to its API group, their manifests inline; 0.1.1's (and with
+ * `brokenFirst`, 0.1.0's) Deployment asks for a node that does not exist, so it never becomes
+ * available.
+ */
+async function catalogFiles(brokenFirst = false): Promise<Map<string, Buffer>> {
+  const bundle = async (version: string, broken: boolean): Promise<BundleDoc> => {
+    const dir = join(bundlesDir, version, 'manifests');
+    const objects: { kind?: string; spec?: CSVSpec }[] = [];
+    for (const file of (await readdir(dir)).sort()) {
+      const text = (await readFile(join(dir, file), 'utf8')).replaceAll(SampleGroup, group);
+      objects.push(...parseAllDocuments(text).map((d) => d.toJS() as { kind?: string; spec?: CSVSpec }));
+    }
+    for (const obj of objects)
+      if (broken && obj.kind === 'ClusterServiceVersion')
+        for (const d of obj.spec!.install.spec.deployments)
+          d.spec.template.spec.nodeSelector = { 'bosun.dev/no-such-node': 'true' };
+    return {
+      schema: 'olm.bundle',
+      package: pkg,
+      name: `bosun-sample.v${version}`,
+      image: '',
+      properties: [
+        { type: 'olm.package', value: { packageName: pkg, version } },
+        { type: 'olm.gvk', value: { group, kind: 'Widget', version: 'v1alpha1' } },
+        ...objects.map(inline),
+      ],
+    };
+  };
+  const docs = [
+    { schema: 'olm.package', name: pkg, defaultChannel: 'stable' },
+    {
+      schema: 'olm.channel',
+      package: pkg,
+      name: 'stable',
+      entries: [{ name: V1 }, { name: V2, replaces: V1 }],
+    },
+    await bundle('0.1.0', brokenFirst),
+    await bundle('0.1.1', true),
+  ];
+  return new Map([['catalog.json', Buffer.from(docs.map((d) => JSON.stringify(d)).join('\n'))]]);
+}
+
+interface CSVSpec {
+  install: { spec: { deployments: { spec: { template: { spec: Record<string, unknown> } } }[] } };
+}
+
+/**
+ * A Serving ClusterCatalog of the catalog files; returns the label that selects it alone (both of
+ * this file's catalogs offer the package, and v1 refuses a tie between catalogs).
+ */
+async function publish(brokenFirst = false): Promise<Record<string, string>> {
+  const name = `ce-rb-${randomBytes(3).toString('hex')}`;
+  const catalogLabel = { 'bosun.dev/test': name };
+  const ref = `${registry.host}/catalogs/${name}:latest`;
+  await pushCatalog(push, ref, await catalogFiles(brokenFirst));
+  await create<ClusterCatalog>(CC, '', {
+    apiVersion: 'olm.operatorframework.io/v1',
+    kind: 'ClusterCatalog',
+    metadata: { name, labels: catalogLabel },
+    spec: { source: { type: 'Image', image: { ref } } },
+  });
+  await eventually(`ClusterCatalog ${name} to be Serving`, async () => {
+    const cc = await get<ClusterCatalog>(CC, '', name);
+    return condition(cc, 'Serving')?.status === 'True' ? cc : undefined;
+  });
+  return catalogLabel;
+}
+
+function extension(
+  name: string,
+  namespace: string,
+  catalogLabel: Record<string, string>,
+  version: string,
+  deadline: string,
+): ClusterExtension {
+  return {
+    apiVersion: 'olm.operatorframework.io/v1',
+    kind: 'ClusterExtension',
+    metadata: { name, annotations: { [RollbackAnnotations.deadline]: deadline } },
+    spec: {
+      namespace,
+      serviceAccount: { name: 'installer' },
+      source: {
+        sourceType: 'Catalog',
+        catalog: { packageName: pkg, version, selector: { matchLabels: catalogLabel } },
+      },
+    },
+  };
+}
+
+const condition = <C extends Pick<Condition, 'type'>>(
+  o: { status?: { conditions?: C[] } } | undefined,
+  type: string,
+): C | undefined => o?.status?.conditions?.find((c) => c.type === type);
+
+type WithRollback = ClusterExtension & {
+  status?: { rollback?: Record<string, unknown>; heldBack?: { csv: string; generation: number }[] };
+};
+
+/** The extension once `test` holds; if it never does, the error shows its status, plans and CSVs. */
+async function extensionWhen(
+  name: string,
+  test: (ext: WithRollback) => boolean,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<WithRollback> {
+  let last: WithRollback | undefined;
+  try {
+    return await eventually(
+      what,
+      async () => {
+        last = await get<WithRollback>(CE, '', name);
+        return last && test(last) ? last : undefined;
+      },
+      timeoutMs,
+    );
+  } catch (err) {
+    const ns = last?.spec?.namespace ?? '';
+    const plans = ns ? await list<InstallPlan>(Resources.InstallPlan, ns) : [];
+    const csvs = ns ? await list<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns) : [];
+    const seen = {
+      status: last?.status,
+      plans: plans.map((p) => [p.spec.clusterServiceVersionNames, p.status?.phase, p.status?.message]),
+      csvs: csvs.map((c) => [c.metadata.name, c.status?.phase, c.status?.message]),
+    };
+    throw new Error(`${(err as Error).message}; last seen: ${JSON.stringify(seen)}`, { cause: err });
+  }
+}
+
+async function namespaceForExtension(): Promise<string> {
+  const ns = await freshNamespace('ce-rb');
+  await clusterAdminServiceAccount(ns, 'installer');
+  return ns;
+}
+
+/** The sample operator's custom resources, in this file's API group. */
+const widgets = { group, version: 'v1alpha1', kind: 'Widget', plural: 'widgets', namespaced: true };
+
+describe.skipIf(missing !== undefined)('a ClusterExtension upgrade that misses its deadline', () => {
+  it('is reported as v1 reports it, rolled back to the version it replaced keeping every custom resource, and not tried again until the spec changes', async () => {
+    const label = await publish();
+    const ns = await namespaceForExtension();
+    const name = `rb-${randomBytes(3).toString('hex')}`;
+    await create(CE, '', extension(name, ns, label, '0.1.0', '6s'));
+    await extensionWhen(
+      name,
+      (e) => e.status?.install?.bundle.name === V1 && condition(e, 'Progressing')?.reason === 'Succeeded',
+      'the extension to install 0.1.0',
+    );
+    // A custom resource of the operator's API, which the rollback must keep.
+    await client().request({
+      method: 'POST',
+      path: collectionPath(widgets, ns),
+      body: {
+        apiVersion: `${group}/v1alpha1`,
+        kind: 'Widget',
+        metadata: { name: 'kept', namespace: ns },
+        spec: { size: 2 },
+      },
+    });
+
+    // Widened: 0.1.1 is resolved and installed, never becomes available, and is rolled back.
+    await mergePatch(CE, '', name, { spec: { source: { catalog: { version: '>=0.1.0' } } } });
+    const rolledBack = await extensionWhen(
+      name,
+      (e) => e.status?.rollback?.phase === 'RolledBack',
+      'the upgrade to 0.1.1 to be rolled back',
+    );
+    expect(rolledBack.status?.rollback).toMatchObject({
+      from: V2,
+      to: V1,
+      reason: 'ProgressDeadlineExceeded',
+      generation: rolledBack.metadata.generation,
+    });
+    expect(rolledBack.status?.rollback?.cause).toMatch(
+      /^Revision has not rolled out for 6s\. Last status: ClusterServiceVersion bosun-sample\.v0\.1\.1 is /,
+    );
+    expect(rolledBack.status?.heldBack?.map((h) => [h.csv, h.generation])).toEqual([
+      [V2, rolledBack.metadata.generation],
+    ]);
+    expect(rolledBack.status?.install?.bundle).toEqual({ name: V1, version: '0.1.0' });
+    expect(condition(rolledBack, 'Installed')).toMatchObject({ status: 'True', reason: 'Succeeded' });
+    expect(condition(rolledBack, 'Progressing')).toMatchObject({
+      status: 'False',
+      reason: 'ProgressDeadlineExceeded',
+    });
+    expect(condition(rolledBack, 'Progressing')?.message).toMatch(
+      /^Revision has not rolled out for 6s\. Last status: .*; rolled back to bosun-sample\.v0\.1\.0, and bosun-sample\.v0\.1\.1 is held back until the extension's spec or the catalog's bundle of it changes$/,
+    );
+    // The previous CSV runs again, the failed one and its plan are gone, the custom resource stays.
+    const csvs = await list<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns);
+    expect(csvs.map((c) => [c.metadata.name, c.status?.phase])).toEqual([[V1, 'Succeeded']]);
+    const plans = await list<InstallPlan>(Resources.InstallPlan, ns);
+    expect(plans.some((p) => p.spec.clusterServiceVersionNames.includes(V2))).toBe(false);
+    expect(await get(widgets, ns, 'kept')).toMatchObject({ spec: { size: 2 } });
+    const reasons = (await eventsFor('default', name)).map((e) => e.reason);
+    expect(reasons).toEqual(expect.arrayContaining(['RollingBack', 'RolledBack']));
+
+    // Held back: 0.1.1 is not resolved again while the spec and the catalog are unchanged.
+    await new Promise((r) => setTimeout(r, 3_000));
+    const plansLater = await list<InstallPlan>(Resources.InstallPlan, ns);
+    expect(plansLater.some((p) => p.spec.clusterServiceVersionNames.includes(V2))).toBe(false);
+    expect((await get<WithRollback>(CE, '', name))?.status?.install?.bundle.name).toBe(V1);
+
+    // A new spec asks for it again: 0.1.1 gets a plan once more.
+    await mergePatch(CE, '', name, { spec: { source: { catalog: { version: '>=0.1.0 <1.0.0' } } } });
+    await eventually('0.1.1 to be planned again after the spec changed', async () => {
+      const again = await list<InstallPlan>(Resources.InstallPlan, ns);
+      return again.some((p) => p.spec.clusterServiceVersionNames.includes(V2)) ? true : undefined;
+    });
+    await remove(CE, '', name);
+  });
+
+  it('a first install past its deadline is reported ProgressDeadlineExceeded, with nothing rolled back', async () => {
+    const label = await publish(true);
+    const ns = await namespaceForExtension();
+    const name = `rb-${randomBytes(3).toString('hex')}`;
+    await create(CE, '', extension(name, ns, label, '0.1.0', '4s'));
+    const late = await extensionWhen(
+      name,
+      (e) => condition(e, 'Progressing')?.reason === 'ProgressDeadlineExceeded',
+      'the install to pass its deadline',
+    );
+    expect(condition(late, 'Progressing')).toMatchObject({ status: 'False' });
+    expect(condition(late, 'Progressing')?.message).toMatch(
+      /^Revision has not rolled out for 4s\. Last status: ClusterServiceVersion bosun-sample\.v0\.1\.0 is \w+/,
+    );
+    expect(condition(late, 'Installed')).toMatchObject({ status: 'False' });
+    expect(late.status?.rollback).toBeUndefined();
+    await remove(CE, '', name);
+  });
+});
