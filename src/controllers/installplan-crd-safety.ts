@@ -139,8 +139,9 @@ async function listSoon(client: KubeClient, path: string): Promise<{ items?: unk
     try {
       return await client.request<{ items?: unknown[] }>({ path });
     } catch (err) {
-      if (attempt >= 20 || parseApiError(err)?.reason !== StatusReason.TooManyRequests) throw err;
-      await new Promise((r) => setTimeout(r, 500));
+      // Storage initializes in well under a second: look again soon, not after a long sleep.
+      if (attempt >= 100 || parseApiError(err)?.reason !== StatusReason.TooManyRequests) throw err;
+      await new Promise((r) => setTimeout(r, 100));
     }
   }
 }

@@ -15,6 +15,7 @@ import { InstallPlanConditionReason, InstallPlanConditionType } from '../apis/co
 import type { InstallPlan, InstallPlanCondition, InstallPlanStatus, Step } from '../apis/operators.js';
 import { InstallPlanPhase, Resources, StepStatus } from '../apis/operators.js';
 import { objectKey } from '../kube/cache.js';
+import { objectPath } from '../kube/client.js';
 import { crdStatusOf, isEstablished, isRefusedForGood, notEstablishedReason } from '../kube/crds.js';
 import { unsafeCRDReplacements } from './installplan-crd-safety.js';
 import { CRDUpgradeSafetyAnnotation } from './clusterextension-plan.js';
@@ -30,6 +31,7 @@ import { decodeAsTyped } from '../install/typed-decoding.js';
 import type { Problem } from '../util/result.js';
 import type { Controller, ScopedContext } from './context.js';
 import { reportingForbidden } from './forbidden.js';
+import { getIfPresent } from './objects.js';
 import {
   csvDeploymentProblems,
   type PlanCondition,
@@ -93,6 +95,17 @@ const installPlanControllerOwn: Controller<(typeof uses.informers)[number], (typ
   reconcile: (ctx) => async (key) => {
     let ip = ctx.informers.installPlans.get(key);
     if (ip === undefined || ip.metadata.deletionTimestamp || finished(ip)) return;
+    // A pass often comes before the watch brings back what the last one wrote (the CRD it created
+    // turns Established first). Read from the cache, an approved plan already under way would
+    // look unstarted and be checked again (a round of SubjectAccessReviews, a CRD safety check
+    // against the CRD just made): until the cache shows a step applied, the plan is read itself.
+    if (ip.spec.approved && !started(ip)) {
+      ip = await getIfPresent<InstallPlan>(
+        ctx.client,
+        objectPath(Resources.InstallPlan, ip.metadata.name ?? '', ip.metadata.namespace),
+      );
+      if (ip === undefined || ip.metadata.deletionTimestamp || finished(ip)) return;
+    }
     // An unsubscribe is final: a plan whose Subscription is gone is left to the garbage
     // collector, neither planned nor run (./installplan-orphan.ts).
     const gone = await goneSubscription(ctx.client, ip);
