@@ -12,9 +12,10 @@
  *   controller reads it from the catalog store under that catalog's cluster-wide ref;
  * - the CSV it replaces is the one installed, whatever the catalog's edges say (v1 replaces what
  *   is installed: a SelfCertified downgrade too), in the annotation ReplacesAnnotation.
- * The namespace gets an OperatorGroup owned by the extension when it has none; an operator
- * installed for every namespace (v1's only mode without a watchNamespace) needs one for the
- * engine to know its targets.
+ * The namespace gets an OperatorGroup owned by the extension when it has none: the engine reads
+ * an operator's targets from it. It targets `spec.config.inline.watchNamespace` when that is set
+ * (v1's Single/OwnNamespace install), every namespace otherwise, and follows a change of the
+ * setting (extensionGroupStep); a group the extension did not make is never changed.
  */
 import { createHash } from 'node:crypto';
 import type { BundleDoc } from '../apis/fbc.js';
@@ -28,6 +29,8 @@ import {
   type OperatorGroup,
   Resources,
 } from '../apis/operators.js';
+import { CSVReason } from '../apis/conditions.js';
+import { isEmptySelector } from '../olm/selector.js';
 
 /** The labels v1 puts on what a ClusterExtension installs (api/v1 labels.OwnerKindKey, OwnerNameKey). */
 export const ExtensionOwnerLabels = {
@@ -136,12 +139,12 @@ export function desiredExtensionPlan(
 }
 
 /**
- * The OperatorGroup an extension makes in a namespace without one: every namespace its target,
- * and the extension's ServiceAccount the identity the install is carried out as (the engine's
- * scoped install: checked against what the account may do before anything is applied), as v1.2.0
- * installs as `spec.serviceAccount`.
+ * The OperatorGroup an extension makes in a namespace without one: `watchNamespace` its one
+ * target when set, else every namespace; and the extension's ServiceAccount the identity the
+ * install is carried out as (the engine's scoped install: checked against what the account may do
+ * before anything is applied), as v1.2.0 installs as `spec.serviceAccount`.
  */
-export function desiredExtensionGroup(ext: ClusterExtension): OperatorGroup {
+export function desiredExtensionGroup(ext: ClusterExtension, watchNamespace?: string): OperatorGroup {
   const name = ext.metadata.name ?? '';
   return {
     apiVersion: `${Resources.OperatorGroup.group}/${Resources.OperatorGroup.version}`,
@@ -155,8 +158,90 @@ export function desiredExtensionGroup(ext: ClusterExtension): OperatorGroup {
       },
       ownerReferences: [extensionOwner(ext)],
     },
-    spec: { serviceAccountName: ext.spec?.serviceAccount.name ?? '' },
+    spec: {
+      serviceAccountName: ext.spec?.serviceAccount.name ?? '',
+      ...(watchNamespace !== undefined ? { targetNamespaces: [watchNamespace] } : {}),
+    },
   } as OperatorGroup;
+}
+
+/** What the extension does about its namespace's OperatorGroup. */
+export type GroupStep =
+  /** The namespace has none: make the extension's. */
+  | { kind: 'create'; group: OperatorGroup }
+  /** The extension's own group targets other namespaces than asked: `targetNamespaces` set to these (null: every namespace). */
+  | { kind: 'retarget'; name: string; targetNamespaces: string[] | null }
+  /** The group there is the one wanted. */
+  | { kind: 'keep' }
+  /** A group the extension did not make targets other namespaces than watchNamespace asks. */
+  | { kind: 'conflict'; message: string };
+
+/**
+ * What the extension does about the OperatorGroups of its namespace, for `watchNamespace` (checked
+ * already; undefined: unset). Its own group (owned by its uid, not merely labelled: a label anyone
+ * can write) follows the setting. A group it did not make is the user's: while watchNamespace is
+ * unset its targets stand, and when set they must be exactly that namespace, or the extension
+ * reports both rather than change the user's group.
+ */
+export function extensionGroupStep(
+  ext: ClusterExtension,
+  groups: readonly OperatorGroup[],
+  watchNamespace: string | undefined,
+): GroupStep {
+  const namespace = ext.spec?.namespace ?? '';
+  const owned = (g: OperatorGroup) => ownsGroup(ext, g);
+  const live = groups.filter((g) => !g.metadata.deletionTimestamp);
+  const foreign = givenGroup(ext, groups);
+  if (foreign) {
+    if (watchNamespace === undefined) return { kind: 'keep' };
+    const targets = groupTargets(foreign);
+    if (targets?.length === 1 && targets[0] === watchNamespace) return { kind: 'keep' };
+    const says =
+      targets === undefined
+        ? 'targets the namespaces its selector matches'
+        : targets.length === 1 && targets[0] === ''
+          ? 'targets every namespace'
+          : `targets ${JSON.stringify(targets)}`;
+    return {
+      kind: 'conflict',
+      message: `spec.config.inline.watchNamespace is ${JSON.stringify(watchNamespace)}, but OperatorGroup ${namespace}/${foreign.metadata.name}, which ClusterExtension ${ext.metadata.name} did not make, ${says}; the extension does not change a group it did not make: set watchNamespace to what the group targets, or change the group's spec.targetNamespaces to [${JSON.stringify(watchNamespace)}]`,
+    };
+  }
+  const own = live.find(owned);
+  if (!own) {
+    // A group of the extension's still being deleted: the next one is made once it is gone.
+    if (groups.length > 0) return { kind: 'keep' };
+    return { kind: 'create', group: desiredExtensionGroup(ext, watchNamespace) };
+  }
+  const want = watchNamespace === undefined ? [] : [watchNamespace];
+  const have = own.spec?.targetNamespaces ?? [];
+  if (have.length === want.length && have.every((n, i) => n === want[i])) return { kind: 'keep' };
+  return { kind: 'retarget', name: own.metadata.name ?? '', targetNamespaces: want.length > 0 ? want : null };
+}
+
+/** Whether the extension made the group: owned by its uid, not merely labelled (a label anyone can write). */
+function ownsGroup(ext: ClusterExtension, g: OperatorGroup): boolean {
+  return (g.metadata.ownerReferences ?? []).some(
+    (o) => o.kind === V1Resources.ClusterExtension.kind && o.uid === ext.metadata.uid,
+  );
+}
+
+/** The OperatorGroup of the extension's namespace that the extension did not make, if any. */
+export function givenGroup(
+  ext: ClusterExtension,
+  groups: readonly OperatorGroup[],
+): OperatorGroup | undefined {
+  return groups.find((g) => !g.metadata.deletionTimestamp && !ownsGroup(ext, g));
+}
+
+/**
+ * The namespaces a group targets as its spec says (`['']`: every namespace), or undefined when a
+ * selector chooses them: then the group's own status, once its controller has written it.
+ */
+function groupTargets(g: OperatorGroup): string[] | undefined {
+  const listed = g.spec?.targetNamespaces ?? [];
+  if (listed.length > 0) return [...new Set(listed)].sort();
+  return isEmptySelector(g.spec?.selector) ? [''] : g.status?.namespaces;
 }
 
 /**
@@ -191,7 +276,8 @@ export function installedBundle(
     .filter((c): c is ClusterServiceVersion => c !== undefined && !c.metadata.deletionTimestamp);
   const csv =
     live.find((c) => c.status?.phase === CSVPhase.Succeeded) ??
-    live.find((c) => c.status?.phase === CSVPhase.Replacing);
+    live.find((c) => c.status?.phase === CSVPhase.Replacing) ??
+    live.find(reinstalling);
   if (!csv) return undefined;
   const name = csv.metadata.name ?? '';
   const plan = plans.find((p) => p.spec.clusterServiceVersionNames.includes(name));
@@ -202,6 +288,26 @@ export function installedBundle(
       ? { image: plan.metadata.annotations[BundleImageAnnotation] }
       : {}),
   };
+}
+
+/**
+ * Whether a CSV that had succeeded is being installed again in place: its Deployments changed
+ * under it (a new watchNamespace retargets them), so it went InstallReady (NeedsReinstall) and on
+ * through Installing, as OLM's CSVs do. The operator stays installed meanwhile; counting it gone
+ * would flip `Installed` and make the extension plan its bundle again.
+ */
+function reinstalling(csv: ClusterServiceVersion): boolean {
+  const phase = csv.status?.phase;
+  if (phase !== CSVPhase.InstallReady && phase !== CSVPhase.Installing) return false;
+  // The phase history: Succeeded, then InstallReady for NeedsReinstall, then only Installing.
+  const history = csv.status?.conditions ?? [];
+  const i = history.findLastIndex((c) => c.phase === CSVPhase.InstallReady);
+  return (
+    i > 0 &&
+    history[i]!.reason === CSVReason.NeedsReinstall &&
+    history[i - 1]!.phase === CSVPhase.Succeeded &&
+    history.slice(i + 1).every((c) => c.phase === CSVPhase.Installing)
+  );
 }
 
 /** How long a failed plan of an extension stays before it is made again (v1 retries a failed install). */

@@ -9,7 +9,8 @@
  * - `Progressing`: True `Succeeded` "desired state reached" once the resolved bundle is the one
  *   installed; True `Retrying` with the cause while it is not (resolution failed, the install is
  *   under way or failed); False `Blocked` when retrying cannot help (another front end owns the
- *   package).
+ *   package, or the namespace's own OperatorGroup targets other namespaces than asked); False
+ *   `InvalidConfiguration` when `spec.config` does not fit the bundle (v1's terminal reason).
  * - After a successful resolution, `Deprecated` and the three kinds of deprecation, from the
  *   package's `olm.deprecations` in the catalog the bundle came from; after a failed one, every
  *   condition type v1 knows that is not there yet is added False `Failed` with the error.
@@ -36,6 +37,7 @@ export const ExtensionConditionReason = {
   Retrying: 'Retrying',
   Blocked: 'Blocked',
   Deprecated: 'Deprecated',
+  InvalidConfiguration: 'InvalidConfiguration',
 } as const;
 
 /** A bundle installed: its name and version, and the image v1 names in `Installed`. */
@@ -55,6 +57,8 @@ export type ExtensionOutcome =
     }
   /** Refused before resolving, and retrying cannot help until something else changes. */
   | { kind: 'blocked'; message: string }
+  /** The extension's configuration does not fit the resolved bundle: nothing is installed until it changes. */
+  | { kind: 'invalid'; message: string; resolved: Resolved }
   /** The resolved bundle is the one installed. */
   | { kind: 'installed'; resolved: Resolved };
 
@@ -90,12 +94,14 @@ export function clusterExtensionStatus(
     );
   };
 
-  if (outcome.kind === 'progressing' || outcome.kind === 'installed')
+  if (outcome.kind === 'progressing' || outcome.kind === 'installed' || outcome.kind === 'invalid')
     for (const [type, message] of deprecationConditions(ext, outcome.resolved))
       set(type, message === undefined ? 'False' : 'True', Reason.Deprecated, message ?? '');
 
   if (outcome.kind === 'installed') set(Type.Progressing, 'True', Reason.Succeeded, 'desired state reached');
   else if (outcome.kind === 'blocked') set(Type.Progressing, 'False', Reason.Blocked, outcome.message);
+  else if (outcome.kind === 'invalid')
+    set(Type.Progressing, 'False', Reason.InvalidConfiguration, outcome.message);
   else set(Type.Progressing, 'True', Reason.Retrying, outcome.message);
 
   if (installed)

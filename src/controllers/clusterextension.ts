@@ -15,6 +15,7 @@ import { type BundleDoc, type GVKProperty, PropertyType } from '../apis/fbc.js';
 import { RecentWrites } from '../kube/recent-writes.js';
 import { guardExtension, progressReport, soonest } from './clusterextension-rollback.js';
 import { storedRollback, withProgressReport } from './clusterextension-rollback-status.js';
+import { bundleInstallModes, checkBundleConfig } from '../olmv1/bundle-config.js';
 import { catalogSelector } from '../olmv1/catalog-selector.js';
 import { GeneratedByAnnotation, type Need, needState, needsOf } from './clusterextension-dependencies.js';
 import type { OwnerReference } from '../apis/meta.js';
@@ -31,9 +32,10 @@ import type { ReconcileResult } from '../kube/workqueue.js';
 import { packageContent, readServedPackage } from '../olmv1/package-content.js';
 import { resolveV1, type V1Catalog } from '../olmv1/resolve.js';
 import {
-  desiredExtensionGroup,
   desiredExtensionPlan,
+  extensionGroupStep,
   extensionOwner,
+  givenGroup,
   installedBundle,
   isExtensionObject,
   failedPlanRetryAt,
@@ -111,6 +113,16 @@ const clusterExtensionControllerOwn: Controller<
     informers.csvs.on({ add: byOwner, update: (_, csv) => byOwner(csv), delete: byOwner });
     // A Subscription to the same package appearing or going changes who owns it.
     informers.subscriptions.on({ add: all, delete: all });
+    // A namespace's OperatorGroup changing may settle or raise a conflict with watchNamespace.
+    const inNamespace = (og: { metadata: { namespace?: string } }) => {
+      for (const ext of informers.clusterExtensions.list())
+        if (ext.spec?.namespace === og.metadata.namespace) enqueue(ext.metadata.name ?? '');
+    };
+    informers.operatorGroups.on({
+      add: inNamespace,
+      update: (_, og) => inNamespace(og),
+      delete: inNamespace,
+    });
   },
   reconcile: (ctx) => {
     // The rollback a reconcile writes is read back by the next even before the cache has it.
@@ -163,7 +175,7 @@ async function reconcileExtension(
     written: (stored) => recent.remember(stored),
   });
   const after = soonest(guard?.requeueAfterMs, progress?.requeueAfterMs);
-  if (outcome.kind === 'installed' || outcome.kind === 'blocked')
+  if (outcome.kind === 'installed' || outcome.kind === 'blocked' || outcome.kind === 'invalid')
     return after === undefined ? undefined : { requeueAfter: after };
   return { requeueAfter: soonest(retryMs, after)! };
 }
@@ -202,14 +214,28 @@ async function decide(
     ...(deprecation ? { deprecation } : {}),
   };
 
-  if (installed?.name === bundle.name) return { kind: 'installed', resolved: target };
+  // The bundle's configuration (spec.config.inline), as v1 checks it before it installs anything.
+  const config = checkBundleConfig({
+    config: ext.spec!.config,
+    namespace: ext.spec!.namespace,
+    bundle: bundle.name,
+    installModes: bundleInstallModes(bundle),
+    groupGiven: givenGroup(ext, ctx.informers.operatorGroups.list(ext.spec!.namespace)) !== undefined,
+  });
+  if (!config.ok) return { kind: 'invalid', message: config.message, resolved: target };
+  const { watchNamespace } = config.value;
+
+  if (installed?.name === bundle.name)
+    // A watchNamespace changed on a live extension retargets its group, and the engine the operator.
+    return (await ensureOperatorGroup(ctx, ext, watchNamespace)) ?? { kind: 'installed', resolved: target };
 
   // v1 words what stands between the resolved bundle and its install as the cause, then the bundle.
   const where = `for resolved bundle ${JSON.stringify(bundle.name)} with version ${JSON.stringify(version)}`;
   const waiting = await unmetDependencies(ctx, ext, bundle);
   if (waiting !== undefined) return { kind: 'progressing', message: `${waiting} ${where}`, resolved: target };
 
-  await ensureOperatorGroup(ctx, ext);
+  const blocked = await ensureOperatorGroup(ctx, ext, watchNamespace);
+  if (blocked) return blocked;
   const plan = await ensurePlan(ctx, ext, plans, bundle, catalog, installed?.name);
   if (plan.status?.phase === InstallPlanPhase.Failed) {
     const failed = plan.status.conditions?.find((c) => c.status === 'False')?.message ?? plan.status.message;
@@ -400,19 +426,49 @@ async function catalogsOf(ctx: ClusterExtensionContext, pkg: string): Promise<V1
   return out;
 }
 
-async function ensureOperatorGroup(ctx: ClusterExtensionContext, ext: ClusterExtension): Promise<void> {
+/**
+ * The namespace's OperatorGroup as the extension wants it (./clusterextension-plan.ts
+ * extensionGroupStep): made, retargeted when it is the extension's own, or, when it is the
+ * user's and disagrees with watchNamespace, the outcome that says so.
+ */
+async function ensureOperatorGroup(
+  ctx: ClusterExtensionContext,
+  ext: ClusterExtension,
+  watchNamespace: string | undefined,
+): Promise<ExtensionOutcome | undefined> {
   const namespace = ext.spec!.namespace;
-  if (ctx.informers.operatorGroups.list(namespace).length > 0) return;
+  const step = extensionGroupStep(ext, ctx.informers.operatorGroups.list(namespace), watchNamespace);
+  if (step.kind === 'conflict') return { kind: 'blocked', message: step.message };
+  if (step.kind === 'retarget') {
+    // A merge patch: null removes targetNamespaces, so the group targets every namespace again.
+    await ctx.client.request({
+      method: 'PATCH',
+      path: objectPath(Resources.OperatorGroup, step.name, namespace),
+      contentType: 'application/merge-patch+json',
+      body: { spec: { targetNamespaces: step.targetNamespaces } },
+    });
+    ctx.log.info(
+      { namespace, targetNamespaces: step.targetNamespaces },
+      'operatorgroup of the extension retargeted',
+    );
+    void ctx.events.normal(
+      ext,
+      'OperatorGroupRetargeted',
+      `OperatorGroup ${namespace}/${step.name} now targets ${step.targetNamespaces ? step.targetNamespaces.join(', ') : 'every namespace'}`,
+    );
+  }
+  if (step.kind !== 'create') return undefined;
   try {
     await ctx.client.request({
       method: 'POST',
       path: collectionPath(Resources.OperatorGroup, namespace),
-      body: desiredExtensionGroup(ext),
+      body: step.group,
     });
     ctx.log.info({ namespace }, 'operatorgroup created for the extension');
   } catch (err) {
     if (!isAlreadyExists(err)) throw err;
   }
+  return undefined;
 }
 
 async function ensurePlan(

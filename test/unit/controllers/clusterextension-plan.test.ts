@@ -4,10 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ClusterExtension } from '../../../src/apis/olmv1.js';
-import type { ClusterServiceVersion, InstallPlan } from '../../../src/apis/operators.js';
+import type { ClusterServiceVersion, InstallPlan, OperatorGroup } from '../../../src/apis/operators.js';
 import {
   desiredExtensionGroup,
   desiredExtensionPlan,
+  extensionGroupStep,
   extensionPlanName,
   failedPlanRetryAt,
   installedBundle,
@@ -115,6 +116,107 @@ describe('the extension’s OperatorGroup', () => {
     expect(og.spec).toEqual({ serviceAccountName: 'installer' });
     expect(owningExtension(og)).toBe('argocd');
   });
+
+  it('targets watchNamespace alone when it is set', () => {
+    expect(desiredExtensionGroup(ext, 'team-a').spec).toEqual({
+      serviceAccountName: 'installer',
+      targetNamespaces: ['team-a'],
+    });
+  });
+});
+
+describe('what the extension does about its namespace’s OperatorGroup', () => {
+  const own = (targetNamespaces?: string[]) => desiredExtensionGroup(ext, targetNamespaces?.[0]);
+  const users = (spec: OperatorGroup['spec'], status?: OperatorGroup['status']) =>
+    ({
+      metadata: { name: 'mine', namespace: 'argocd-ns' },
+      spec,
+      ...(status ? { status } : {}),
+    }) as OperatorGroup;
+
+  it('makes one where there is none, targeting watchNamespace or every namespace', () => {
+    expect(extensionGroupStep(ext, [], 'team-a')).toMatchObject({
+      kind: 'create',
+      group: { spec: { targetNamespaces: ['team-a'] } },
+    });
+    const all = extensionGroupStep(ext, [], undefined);
+    expect(all.kind === 'create' && all.group.spec?.targetNamespaces).toBe(undefined);
+  });
+
+  it('retargets its own group when watchNamespace changes, and back to every namespace when it is unset', () => {
+    expect(extensionGroupStep(ext, [own(['argocd-ns'])], 'team-a')).toEqual({
+      kind: 'retarget',
+      name: 'argocd',
+      targetNamespaces: ['team-a'],
+    });
+    expect(extensionGroupStep(ext, [own(['team-a'])], undefined)).toEqual({
+      kind: 'retarget',
+      name: 'argocd',
+      targetNamespaces: null,
+    });
+    expect(extensionGroupStep(ext, [own()], 'team-a')).toMatchObject({ kind: 'retarget' });
+    expect(extensionGroupStep(ext, [own(['team-a'])], 'team-a')).toEqual({ kind: 'keep' });
+    expect(extensionGroupStep(ext, [own()], undefined)).toEqual({ kind: 'keep' });
+  });
+
+  it('never changes a group it did not make, even one labelled as its own', () => {
+    const labelled = {
+      ...users({ targetNamespaces: ['x'] }),
+      metadata: { ...own().metadata, ownerReferences: [] },
+    };
+    expect(extensionGroupStep(ext, [labelled], 'team-a').kind).toBe('conflict');
+    const namesake = {
+      ...own(['x']),
+      metadata: {
+        ...own().metadata,
+        ownerReferences: [{ ...own().metadata.ownerReferences![0]!, uid: 'other' }],
+      },
+    };
+    expect(extensionGroupStep(ext, [namesake], 'team-a').kind).toBe('conflict');
+  });
+
+  it('keeps the user’s group when it agrees with watchNamespace or watchNamespace is unset', () => {
+    expect(extensionGroupStep(ext, [users({ targetNamespaces: ['team-a'] })], 'team-a')).toEqual({
+      kind: 'keep',
+    });
+    expect(extensionGroupStep(ext, [users({ targetNamespaces: ['team-a', 'team-a'] })], 'team-a')).toEqual({
+      kind: 'keep',
+    });
+    expect(extensionGroupStep(ext, [users({ targetNamespaces: ['b'] })], undefined)).toEqual({
+      kind: 'keep',
+    });
+    expect(
+      extensionGroupStep(
+        ext,
+        [
+          users({ selector: { matchLabels: { team: 'a' } } }, {
+            namespaces: ['team-a'],
+          } as OperatorGroup['status']),
+        ],
+        'team-a',
+      ),
+    ).toEqual({ kind: 'keep' });
+  });
+
+  it('reports a user’s group that targets other namespaces, naming both', () => {
+    expect(extensionGroupStep(ext, [users({ targetNamespaces: ['argocd-ns'] })], 'team-a')).toEqual({
+      kind: 'conflict',
+      message:
+        'spec.config.inline.watchNamespace is "team-a", but OperatorGroup argocd-ns/mine, which ClusterExtension argocd did not make, targets ["argocd-ns"]; the extension does not change a group it did not make: set watchNamespace to what the group targets, or change the group\'s spec.targetNamespaces to ["team-a"]',
+    });
+    expect(extensionGroupStep(ext, [users({})], 'team-a')).toMatchObject({
+      kind: 'conflict',
+      message: expect.stringContaining('targets every namespace'),
+    });
+    expect(extensionGroupStep(ext, [users({ targetNamespaces: ['team-a', 'b'] })], 'team-a')).toMatchObject({
+      message: expect.stringContaining('targets ["b","team-a"]'),
+    });
+    expect(
+      extensionGroupStep(ext, [users({ selector: { matchLabels: { team: 'a' } } })], 'team-a'),
+    ).toMatchObject({
+      message: expect.stringContaining('targets the namespaces its selector matches'),
+    });
+  });
 });
 
 describe('installedBundle', () => {
@@ -142,6 +244,38 @@ describe('installedBundle', () => {
       ['a.v2', csv('a.v2', 'Installing', '2.0.0')],
     ]);
     expect(installedBundle(plans('a.v1', 'a.v2'), (n) => csvs.get(n))?.bundle.name).toBe('a.v1');
+  });
+  it('stays the one installed again in place when its Deployments change (a new watchNamespace), not one that failed', () => {
+    const withHistory = (...steps: [string, string][]) => {
+      const c = csv('a.v1', steps.at(-1)![0], '1.0.0');
+      c.status!.conditions = steps.map(([phase, reason]) => ({ phase, reason }) as never);
+      return c;
+    };
+    const of = (c: ClusterServiceVersion) => installedBundle(plans('a.v1'), () => c)?.bundle.name;
+    const installed: [string, string][] = [
+      ['Pending', 'RequirementsUnknown'],
+      ['InstallReady', 'AllRequirementsMet'],
+      ['Installing', 'InstallWaiting'],
+      ['Succeeded', 'InstallSucceeded'],
+    ];
+    expect(of(withHistory(...installed, ['InstallReady', 'NeedsReinstall']))).toBe('a.v1');
+    expect(
+      of(withHistory(...installed, ['InstallReady', 'NeedsReinstall'], ['Installing', 'InstallWaiting'])),
+    ).toBe('a.v1');
+    // Failed on the way: no longer installed, whatever it went through before.
+    expect(
+      of(
+        withHistory(
+          ...installed,
+          ['Failed', 'ComponentUnhealthy'],
+          ['Pending', 'NeedsReinstall'],
+          ['InstallReady', 'AllRequirementsMet'],
+          ['Installing', 'InstallWaiting'],
+        ),
+      ),
+    ).toBeUndefined();
+    // A first install never counts before it succeeds.
+    expect(of(withHistory(...installed.slice(0, 3)))).toBeUndefined();
   });
   it('is none before a CSV succeeds, or when the only one is being deleted', () => {
     expect(installedBundle(plans('a.v1'), () => csv('a.v1', 'Installing', '1.0.0'))).toBeUndefined();

@@ -74,6 +74,37 @@ describe('clusterExtensionStatus', () => {
     });
   });
 
+  it('says InvalidConfiguration, False, for a configuration the bundle does not take, keeping what is installed', () => {
+    const message =
+      'invalid ClusterExtension configuration: invalid configuration: required field "watchNamespace" is missing';
+    const first = clusterExtensionStatus(
+      ext(),
+      { kind: 'invalid', message, resolved: { bundle } },
+      undefined,
+      now,
+    );
+    expect(cond(first, 'Progressing')).toMatchObject({
+      status: 'False',
+      reason: 'InvalidConfiguration',
+      message,
+    });
+    expect(cond(first, 'Installed')).toMatchObject({
+      status: 'False',
+      reason: 'Failed',
+      message: 'No bundle installed',
+    });
+    expect(cond(first, 'Deprecated')).toMatchObject({ status: 'False' });
+    const live = clusterExtensionStatus(
+      ext(),
+      { kind: 'invalid', message, resolved: { bundle } },
+      installed,
+      now,
+    );
+    expect(cond(live, 'Progressing')).toMatchObject({ status: 'False', reason: 'InvalidConfiguration' });
+    expect(cond(live, 'Installed')).toMatchObject({ status: 'True', reason: 'Succeeded' });
+    expect(live.install).toEqual({ bundle });
+  });
+
   it('says Blocked, False, for what retrying cannot mend, and sets no deprecation', () => {
     const status = clusterExtensionStatus(
       ext(),
