@@ -17,12 +17,27 @@ export interface Clock {
 /** A number in [0, 1), like Math.random. */
 export type Random = () => number;
 
+/**
+ * setTimeout's longest delay, 2^31 - 1 ms (about 24.8 days). Node runs a timer given a longer one
+ * (or Infinity) after 1 ms instead: a requeueAfter computed from a user's setting (an upgrade
+ * deadline of `1000h` in an annotation) would then reconcile the object in a tight loop.
+ */
+export const MaxTimerMs = 2 ** 31 - 1;
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimer(ms, fn) {
-    const t = setTimeout(fn, Math.max(0, ms));
-    // A pending retry or resync must not keep the process alive on its own.
-    t.unref();
+    let t: ReturnType<typeof setTimeout>;
+    // A longer delay waits in steps of MaxTimerMs; Infinity never fires.
+    const arm = (left: number) => {
+      t = setTimeout(
+        left > MaxTimerMs ? () => arm(left - MaxTimerMs) : fn,
+        Math.min(MaxTimerMs, Math.max(0, left)),
+      );
+      // A pending retry or resync must not keep the process alive on its own.
+      t.unref();
+    };
+    arm(ms);
     return { cancel: () => clearTimeout(t) };
   },
 };
