@@ -201,7 +201,7 @@ export function extensionGroupStep(
         ? 'targets the namespaces its selector matches'
         : targets.length === 1 && targets[0] === ''
           ? 'targets every namespace'
-          : `targets ${JSON.stringify(targets)}`;
+          : `targets ${listTargets(targets)}`;
     return {
       kind: 'conflict',
       message: `spec.config.inline.watchNamespace is ${JSON.stringify(watchNamespace)}, but OperatorGroup ${namespace}/${foreign.metadata.name}, which ClusterExtension ${ext.metadata.name} did not make, ${says}; the extension does not change a group it did not make: set watchNamespace to what the group targets, or change the group's spec.targetNamespaces to [${JSON.stringify(watchNamespace)}]`,
@@ -217,6 +217,16 @@ export function extensionGroupStep(
   const have = own.spec?.targetNamespaces ?? [];
   if (have.length === want.length && have.every((n, i) => n === want[i])) return { kind: 'keep' };
   return { kind: 'retarget', name: own.metadata.name ?? '', targetNamespaces: want.length > 0 ? want : null };
+}
+
+/** How many of a user's group's targets a message lists, each cut to 63 characters: the list is the user's, of any length. */
+const TargetsListed = 10;
+
+function listTargets(targets: readonly string[]): string {
+  const shown = JSON.stringify(
+    targets.slice(0, TargetsListed).map((t) => (t.length > 63 ? `${t.slice(0, 63)}...` : t)),
+  );
+  return targets.length > TargetsListed ? `${shown} and ${targets.length - TargetsListed} more` : shown;
 }
 
 /** Whether the extension made the group: owned by its uid, not merely labelled (a label anyone can write). */

@@ -211,6 +211,15 @@ describe('what the extension does about its namespace’s OperatorGroup', () => 
     expect(extensionGroupStep(ext, [users({ targetNamespaces: ['team-a', 'b'] })], 'team-a')).toMatchObject({
       message: expect.stringContaining('targets ["b","team-a"]'),
     });
+    // The user's list, however long or strange, is quoted and cut short.
+    const many = ['a'.repeat(5000), 'bad\nline', ...Array.from({ length: 5000 }, (_, i) => `ns-${i}`)];
+    const long = extensionGroupStep(ext, [users({ targetNamespaces: many })], 'team-a');
+    const said = long.kind === 'conflict' ? long.message : '';
+    expect(said).toContain(`"${'a'.repeat(63)}..."`);
+    expect(said).toContain('"bad\\nline"');
+    expect(said).not.toContain('bad\nline');
+    expect(said).toContain('and 4992 more');
+    expect(said.length).toBeLessThan(1000);
     expect(
       extensionGroupStep(ext, [users({ selector: { matchLabels: { team: 'a' } } })], 'team-a'),
     ).toMatchObject({
