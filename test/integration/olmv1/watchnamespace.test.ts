@@ -43,6 +43,10 @@ import { clusterAdminServiceAccount, create, get, list, mergePatch, remove } fro
 const missing = await registryAvailable();
 if (missing) console.warn(`the watchNamespace tests are skipped: ${missing}`);
 const corpus = process.env.BOSUN_CORPUS_DIR;
+if (!corpus)
+  console.warn(
+    'the watchNamespace test of real operators (kube-arangodb, keda) is skipped: set BOSUN_CORPUS_DIR to the OperatorHub corpus to run it',
+  );
 
 const CC = V1Resources.ClusterCatalog;
 const CE = V1Resources.ClusterExtension;
