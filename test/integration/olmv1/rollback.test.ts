@@ -4,7 +4,8 @@
  * available (its pods ask for a node that does not exist) is reported as v1 reports a missed
  * deadline (`Progressing` False, `ProgressDeadlineExceeded`), rolled back to the version it
  * replaced with every custom resource kept, and held back from resolution until the extension's
- * spec changes. A first install that misses its deadline is reported the same way, with nothing
+ * spec changes; a manager stopped in the middle of the rollback takes it up when it starts again.
+ * A first install that misses its deadline is reported the same way, with nothing
  * to roll back to.
  */
 import { randomBytes } from 'node:crypto';
@@ -281,6 +282,50 @@ describe.skipIf(missing !== undefined)('a ClusterExtension upgrade that misses i
       const again = await list<InstallPlan>(Resources.InstallPlan, ns);
       return again.some((p) => p.spec.clusterServiceVersionNames.includes(V2)) ? true : undefined;
     });
+    await remove(CE, '', name);
+  });
+
+  it('a manager stopped in the middle of a rollback takes it up where it was when started again', async () => {
+    const label = await publish();
+    const ns = await namespaceForExtension();
+    const name = `rb-${randomBytes(3).toString('hex')}`;
+    await create(CE, '', extension(name, ns, label, '0.1.0', '4s'));
+    await extensionWhen(
+      name,
+      (e) => e.status?.install?.bundle.name === V1 && condition(e, 'Progressing')?.reason === 'Succeeded',
+      'the extension to install 0.1.0',
+    );
+    await mergePatch(CE, '', name, { spec: { source: { catalog: { version: '>=0.1.0' } } } });
+    // Watched closely: a rollback takes a second or two here, and the manager stops inside it.
+    let seen: WithRollback | undefined;
+    const until = Date.now() + 30_000;
+    while (!seen && Date.now() < until) {
+      const e = await get<WithRollback>(CE, '', name);
+      if (e?.status?.rollback?.phase === 'RollingBack') seen = e;
+      else if (e?.status?.rollback)
+        throw new Error(`the rollback was over before it was seen: ${JSON.stringify(e.status.rollback)}`);
+      else await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(seen, 'the rollback to begin').toBeDefined();
+    await manager.stop();
+    manager = await startManager({
+      kubeconfig: inject('kubeconfig'),
+      installCrds: true,
+      metricsAddr: '127.0.0.1:0',
+      logger: pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' }),
+    });
+    const done = await extensionWhen(
+      name,
+      (e) => e.status?.rollback?.phase === 'RolledBack',
+      'the rollback to finish under the new manager',
+    );
+    // The same rollback, taken up: not one started anew.
+    expect(done.status?.rollback?.startedAt).toBe(seen!.status?.rollback?.startedAt);
+    const csvs = await list<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns);
+    expect(csvs.map((c) => [c.metadata.name, c.status?.phase])).toEqual([[V1, 'Succeeded']]);
+    const plans = await list<InstallPlan>(Resources.InstallPlan, ns);
+    expect(plans.some((p) => p.spec.clusterServiceVersionNames.includes(V2))).toBe(false);
+    expect(done.status?.install?.bundle.name).toBe(V1);
     await remove(CE, '', name);
   });
 
