@@ -11,7 +11,12 @@
  */
 import type { Condition } from '../apis/meta.js';
 import type { ClusterExtension, ClusterExtensionStatus } from '../apis/olmv1.js';
-import { type HeldVersion, RollbackPhase, type SubscriptionRollback } from '../apis/operators.js';
+import {
+  type ClusterServiceVersion,
+  type HeldVersion,
+  RollbackPhase,
+  type SubscriptionRollback,
+} from '../apis/operators.js';
 import { setCondition } from '../kube/conditions.js';
 import { ReasonProgressDeadlineExceeded } from '../olmv1/progress-deadline.js';
 import { ExtensionConditionType } from './clusterextension-status.js';
@@ -70,6 +75,24 @@ export function stillHeldBack(
     if (h.generation !== generation) return false;
     const now = digestNow(h);
     return now === 'unknown' || (now !== undefined && now === h.bundleDigest);
+  });
+}
+
+/**
+ * The CSVs a rollback names (the one it removes, the one it reinstates) that exist and are not
+ * the extension's own: a rollback read back from status acts on none of them. A CSV that does
+ * not exist is no one's: the rollback removes nothing then, and its plan makes the one it
+ * reinstates, the extension's.
+ */
+export function foreignCSVs(
+  rollback: Pick<ExtensionRollback, 'from' | 'to'>,
+  csvs: readonly ClusterServiceVersion[],
+  owned: (csv: ClusterServiceVersion) => boolean,
+): string[] {
+  const names = [rollback.from, ...(rollback.to !== undefined ? [rollback.to] : [])];
+  return names.filter((name) => {
+    const csv = csvs.find((c) => c.metadata.name === name);
+    return csv !== undefined && !owned(csv);
   });
 }
 

@@ -46,12 +46,14 @@ import {
   BundleImageAnnotation,
   desiredExtensionPlan,
   isExtensionObject,
+  ownedByExtension,
   ReplacesAnnotation,
 } from './clusterextension-plan.js';
 import {
   type ExtensionHeldVersion,
   type ExtensionRollback,
   ExtensionRollbackReason,
+  foreignCSVs,
   type ProgressReport,
   stillHeldBack,
   storedRollback,
@@ -95,7 +97,7 @@ export async function guardExtension(
 
   const deadline = extensionDeadline(ext);
   if ('problem' in deadline) void ctx.events.warning(ext, 'InvalidUpgradeDeadline', deadline.problem);
-  const target = rollingBack() ? undefined : upgradeTarget(plans, csvs);
+  const target = rollingBack() ? undefined : upgradeTarget(plans, csvs, ext);
   const last = stored.rollback;
   if (
     target &&
@@ -125,6 +127,16 @@ export async function guardExtension(
     }
   }
 
+  // A rollback under way acts only on CSVs the extension owns: its status is data anyone allowed
+  // to write the status subresource can change, and must not steer the manager into deleting or
+  // reinstating another operator's CSV.
+  const foreign = rollingBack() ? foreignCSVs(rollback!, csvs, (c) => ownedByExtension(c, ext)) : [];
+  if (foreign.length > 0) {
+    const message = `status.rollback names ${foreign.map((n) => `ClusterServiceVersion ${namespace}/${n}`).join(' and ')}, which ClusterExtension ${ext.metadata.name} does not own; nothing was changed`;
+    rollback = { ...rollback!, phase: RollbackPhase.Refused, message };
+    void ctx.events.warning(ext, 'RollbackRefused', message);
+  }
+
   if (rollingBack()) {
     const r = rollback!;
     const planName = rollbackPlanName(ext, r);
@@ -136,7 +148,10 @@ export async function guardExtension(
         from: r.from,
         to: r.to,
         planName,
-        ownsPlan: (ip) => isExtensionObject(ip, ext.metadata.name),
+        // Its labels and its ownerReference: labels alone anyone may put on a plan.
+        ownsPlan: (ip) =>
+          isExtensionObject(ip, ext.metadata.name) &&
+          (ip.metadata.ownerReferences ?? []).some((o) => o.uid === ext.metadata.uid),
         makePlan: () => createRollbackPlan(ctx, ext, r, planName, plans),
       },
       csvs,
@@ -167,6 +182,7 @@ export async function guardExtension(
 function upgradeTarget(
   plans: readonly InstallPlan[],
   csvs: readonly ClusterServiceVersion[],
+  ext: ClusterExtension,
 ): { csv: ClusterServiceVersion; plan: InstallPlan } | undefined {
   const upgrades = plans
     .filter(
@@ -177,7 +193,10 @@ function upgradeTarget(
     .sort((a, b) => (b.spec.generation ?? 0) - (a.spec.generation ?? 0));
   for (const plan of upgrades) {
     const csv = csvs.find(
-      (c) => c.metadata.name === plan.spec.clusterServiceVersionNames[0] && !c.metadata.deletionTimestamp,
+      (c) =>
+        c.metadata.name === plan.spec.clusterServiceVersionNames[0] &&
+        !c.metadata.deletionTimestamp &&
+        ownedByExtension(c, ext),
     );
     // `spec.replaces` is written by the plan only while the CSV it replaces is there.
     if (csv?.spec.replaces) return { csv, plan };

@@ -4,7 +4,8 @@
  * available (its pods ask for a node that does not exist) is reported as v1 reports a missed
  * deadline (`Progressing` False, `ProgressDeadlineExceeded`), rolled back to the version it
  * replaced with every custom resource kept, and held back from resolution until the extension's
- * spec changes; a manager stopped in the middle of the rollback takes it up when it starts again.
+ * spec changes, a rollback written into its status by someone else that names another
+ * operator's CSV is refused; a manager stopped in the middle of the rollback takes it up when it starts again.
  * A first install that misses its deadline is reported the same way, with nothing
  * to roll back to.
  */
@@ -36,7 +37,8 @@ import {
   mergePatch,
   remove,
 } from '../controllers/support.js';
-import { collectionPath } from '../../../src/kube/client.js';
+import { collectionPath, objectPath } from '../../../src/kube/client.js';
+import { testCSV } from '../controllers/install-harness.js';
 
 const missing = await registryAvailable();
 if (missing) console.warn(`the ClusterExtension rollback tests are skipped: ${missing}`);
@@ -211,7 +213,7 @@ async function namespaceForExtension(): Promise<string> {
 const widgets = { group, version: 'v1alpha1', kind: 'Widget', plural: 'widgets', namespaced: true };
 
 describe.skipIf(missing !== undefined)('a ClusterExtension upgrade that misses its deadline', () => {
-  it('is reported as v1 reports it, rolled back to the version it replaced keeping every custom resource, and not tried again until the spec changes', async () => {
+  it("is reported as v1 reports it, rolled back to the version it replaced keeping every custom resource, and not tried again until the spec changes; a rollback written into its status for another operator's CSV is refused", async () => {
     const label = await publish();
     const ns = await namespaceForExtension();
     const name = `rb-${randomBytes(3).toString('hex')}`;
@@ -276,12 +278,35 @@ describe.skipIf(missing !== undefined)('a ClusterExtension upgrade that misses i
     expect(plansLater.some((p) => p.spec.clusterServiceVersionNames.includes(V2))).toBe(false);
     expect((await get<WithRollback>(CE, '', name))?.status?.install?.bundle.name).toBe(V1);
 
-    // A new spec asks for it again: 0.1.1 gets a plan once more.
+    // A status written by someone else that names another operator's CSV as the one to remove
+    // is refused, and that CSV stays (the status subresource is not the manager's alone).
+    const victim = { ...testCSV('0.1.0'), metadata: { name: 'victim.v1', namespace: ns } };
+    await create(Resources.ClusterServiceVersion, ns, victim);
+    const crafted = { ...rolledBack.status?.rollback, phase: 'RollingBack', from: 'victim.v1', to: V1 };
+    await client().request({
+      method: 'PATCH',
+      path: `${objectPath(CE, name)}/status`,
+      contentType: 'application/merge-patch+json',
+      body: { status: { rollback: crafted } },
+    });
+
+    // A new spec asks for it again: 0.1.1 gets a plan once more (and the crafted rollback is read).
     await mergePatch(CE, '', name, { spec: { source: { catalog: { version: '>=0.1.0 <1.0.0' } } } });
     await eventually('0.1.1 to be planned again after the spec changed', async () => {
       const again = await list<InstallPlan>(Resources.InstallPlan, ns);
       return again.some((p) => p.spec.clusterServiceVersionNames.includes(V2)) ? true : undefined;
     });
+    const refused = await extensionWhen(
+      name,
+      (e) => e.status?.rollback?.from === 'victim.v1' && e.status.rollback.phase === 'Refused',
+      'the crafted rollback to be refused',
+    );
+    expect(refused.status?.rollback?.message).toBe(
+      `status.rollback names ClusterServiceVersion ${ns}/victim.v1, which ClusterExtension ${name} does not own; nothing was changed`,
+    );
+    const kept = await get<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns, 'victim.v1');
+    expect(kept?.metadata.deletionTimestamp).toBeUndefined();
+    expect(kept?.metadata.uid).toBeDefined();
     await remove(CE, '', name);
   });
 

@@ -6,9 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ClusterExtension } from '../../../src/apis/olmv1.js';
+import type { ClusterServiceVersion } from '../../../src/apis/operators.js';
 import {
   type ExtensionHeldVersion,
   type ExtensionRollback,
+  foreignCSVs,
   progressingFor,
   stillHeldBack,
   storedRollback,
@@ -182,5 +184,37 @@ describe('storedRollback', () => {
     const stored = ext({ conditions: [], rollback: rollback('RolledBack'), heldBack: [held()] } as never);
     expect(storedRollback(stored)).toEqual({ rollback: rollback('RolledBack'), heldBack: [held()] });
     expect(storedRollback(ext({ heldBack: 'x' } as never))).toEqual({});
+  });
+});
+
+describe('foreignCSVs', () => {
+  const csv = (name: string, owner?: string): ClusterServiceVersion =>
+    ({
+      metadata: {
+        name,
+        namespace: 'op',
+        ...(owner ? { ownerReferences: [{ kind: 'ClusterExtension', uid: owner }] } : {}),
+      },
+      spec: {},
+    }) as unknown as ClusterServiceVersion;
+  const owned = (c: ClusterServiceVersion) =>
+    (c.metadata.ownerReferences ?? []).some((o) => o.uid === 'ext-uid');
+  const live = [
+    csv('op.v1', 'ext-uid'),
+    csv('op.v2', 'ext-uid'),
+    csv('other.v1'),
+    csv('shared.v1', 'another-uid'),
+  ];
+
+  it.each([
+    ["both the extension's own", { from: 'op.v2', to: 'op.v1' }, []],
+    ["removing another operator's CSV", { from: 'other.v1', to: 'op.v1' }, ['other.v1']],
+    ["reinstating another operator's CSV", { from: 'op.v2', to: 'other.v1' }, ['other.v1']],
+    ['a CSV another extension owns', { from: 'shared.v1', to: 'op.v1' }, ['shared.v1']],
+    ['both foreign', { from: 'other.v1', to: 'shared.v1' }, ['other.v1', 'shared.v1']],
+    ["CSVs that are not there: no one's", { from: 'gone.v2', to: 'gone.v1' }, []],
+    ['no CSV to reinstate', { from: 'op.v2' }, []],
+  ])('%s', (_, rollback, expected) => {
+    expect(foreignCSVs(rollback, live, owned)).toEqual(expected);
   });
 });
