@@ -1,0 +1,105 @@
+/**
+ * `npm test`: the unit and integration projects at the same time, each in its own vitest. One
+ * vitest runs its projects one after the other when any of them runs its files one at a time (the
+ * integration project must: its files share one control plane), so the unit project's two minutes
+ * of CPU came before the integration project's half hour of mostly waiting on the API server.
+ *
+ * Arguments go to both (`npm test -- test/unit/x.test.ts` runs what matches in either), but
+ * `--project <name>`, which picks the projects run. Each run writes a JSON report of its own; with
+ * `--outputFile.json=<file>` the two are merged into `<file>`. Each line a run prints is prefixed
+ * with its project's name.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+const projects = ['unit', 'integration'] as const;
+const jsonFlag = '--outputFile.json=';
+
+interface JsonReport {
+  numTotalTests: number;
+  numPassedTests: number;
+  numFailedTests: number;
+  numPendingTests: number;
+  numTodoTests: number;
+  numTotalTestSuites: number;
+  numPassedTestSuites: number;
+  numFailedTestSuites: number;
+  numPendingTestSuites: number;
+  startTime: number;
+  success: boolean;
+  testResults: unknown[];
+}
+
+// The command vitest's package installs (the package exports no path to it).
+const vitest = join(dirname(createRequire(import.meta.url).resolve('vitest/package.json')), 'vitest.mjs');
+const given = process.argv.slice(2);
+const picked = given.flatMap((a, i) =>
+  a === '--project' ? [given[i + 1] ?? ''] : a.startsWith('--project=') ? [a.slice('--project='.length)] : [],
+);
+const args = given.filter(
+  (a, i) => a !== '--project' && given[i - 1] !== '--project' && !a.startsWith('--project='),
+);
+const chosen = projects.filter((p) => picked.length === 0 || picked.includes(p));
+const asked = args.find((a) => a.startsWith(jsonFlag))?.slice(jsonFlag.length);
+const scratch = await mkdtemp(join(tmpdir(), 'bosun-test-'));
+// Each run writes a JSON report, asked for or not: the merged one tells whether anything ran.
+const reporters = args.some((a) => a.startsWith('--reporter')) ? [] : ['--reporter=default'];
+const own = [...reporters, ...args.filter((a) => !a.startsWith(jsonFlag))];
+if (!own.includes('--reporter=json')) own.push('--reporter=json');
+
+/** One project's run: its exit code and the file of its JSON report. */
+function run(project: (typeof projects)[number]): Promise<{ code: number; report: string }> {
+  const report = join(scratch, `${project}.json`);
+  // A filter that matches no file of this project is not a failure; matching none in both is (below).
+  const argv = [vitest, 'run', '--project', project, '--passWithNoTests', ...own, `${jsonFlag}${report}`];
+  const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const [from, to] of [
+    [child.stdout, process.stdout],
+    [child.stderr, process.stderr],
+  ] as const) {
+    createInterface({ input: from }).on('line', (line) => to.write(`[${project}] ${line}\n`));
+  }
+  // Ctrl-C reaches both through the terminal; a kill of this process is passed on.
+  for (const signal of ['SIGTERM', 'SIGHUP'] as const) process.once(signal, () => child.kill(signal));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code: code ?? 1, report })));
+}
+
+function merge(reports: JsonReport[]): JsonReport {
+  const sum = (k: keyof JsonReport) => reports.reduce((n, r) => n + (r[k] as number), 0);
+  return {
+    ...reports[0]!,
+    numTotalTests: sum('numTotalTests'),
+    numPassedTests: sum('numPassedTests'),
+    numFailedTests: sum('numFailedTests'),
+    numPendingTests: sum('numPendingTests'),
+    numTodoTests: sum('numTodoTests'),
+    numTotalTestSuites: sum('numTotalTestSuites'),
+    numPassedTestSuites: sum('numPassedTestSuites'),
+    numFailedTestSuites: sum('numFailedTestSuites'),
+    numPendingTestSuites: sum('numPendingTestSuites'),
+    startTime: Math.min(...reports.map((r) => r.startTime)),
+    success: reports.every((r) => r.success),
+    testResults: reports.flatMap((r) => r.testResults),
+  };
+}
+
+const results = await Promise.all(chosen.map(run));
+let code = results.some((r) => r.code !== 0) ? 1 : 0;
+// A run that died before writing its report has none: its exit code has failed the run already.
+const reports: JsonReport[] = [];
+for (const r of results) {
+  const text = await readFile(r.report, 'utf8').catch(() => undefined);
+  if (text !== undefined) reports.push(JSON.parse(text) as JsonReport);
+}
+await rm(scratch, { recursive: true, force: true });
+const merged = reports.length > 0 ? merge(reports) : undefined;
+if (asked !== undefined && merged) await writeFile(asked, JSON.stringify(merged));
+if (code === 0 && (merged?.numTotalTests ?? 0) === 0) {
+  process.stderr.write('no test file matched the arguments in either project\n');
+  code = 1;
+}
+process.exit(code);
