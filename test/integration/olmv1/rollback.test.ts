@@ -5,7 +5,8 @@
  * deadline (`Progressing` False, `ProgressDeadlineExceeded`), rolled back to the version it
  * replaced with every custom resource kept, and held back from resolution until the extension's
  * spec changes, a rollback written into its status by someone else that names another
- * operator's CSV is refused; a manager stopped in the middle of the rollback takes it up when it starts again.
+ * operator's CSV is refused; a manager stopped in the middle of the rollback takes it up when it
+ * starts again, and a catalog that changes the failed version's bundle lets it be installed.
  * A first install that misses its deadline is reported the same way, with nothing
  * to roll back to.
  */
@@ -74,11 +75,11 @@ afterAll(async () => {
 
 /**
  * The sample operator's 0.1.0 and 0.1.1 (bundles/bosun-sample; 0.1.1 replaces 0.1.0) as this
- * file's package, moved to its API group, their manifests inline; 0.1.1's (and with
- * `brokenFirst`, 0.1.0's) Deployment asks for a node that does not exist, so it never becomes
+ * file's package, moved to its API group, their manifests inline; 0.1.1's (unless `fixed`, and with
+ * `brokenFirst` 0.1.0's too) Deployment asks for a node that does not exist, so it never becomes
  * available.
  */
-async function catalogFiles(brokenFirst = false): Promise<Map<string, Buffer>> {
+async function catalogFiles(brokenFirst = false, fixed = false): Promise<Map<string, Buffer>> {
   const bundle = async (version: string, broken: boolean): Promise<BundleDoc> => {
     const dir = join(bundlesDir, version, 'manifests');
     const objects: { kind?: string; spec?: CSVSpec }[] = [];
@@ -111,7 +112,7 @@ async function catalogFiles(brokenFirst = false): Promise<Map<string, Buffer>> {
       entries: [{ name: V1 }, { name: V2, replaces: V1 }],
     },
     await bundle('0.1.0', brokenFirst),
-    await bundle('0.1.1', true),
+    await bundle('0.1.1', !fixed),
   ];
   return new Map([['catalog.json', Buffer.from(docs.map((d) => JSON.stringify(d)).join('\n'))]]);
 }
@@ -121,10 +122,10 @@ interface CSVSpec {
 }
 
 /**
- * A Serving ClusterCatalog of the catalog files; returns the label that selects it alone (both of
- * this file's catalogs offer the package, and v1 refuses a tie between catalogs).
+ * A Serving ClusterCatalog of the catalog files; returns its name and the label that selects it
+ * alone (this file's catalogs all offer the package, and v1 refuses a tie between catalogs).
  */
-async function publish(brokenFirst = false): Promise<Record<string, string>> {
+async function publish(brokenFirst = false): Promise<{ name: string; label: Record<string, string> }> {
   const name = `ce-rb-${randomBytes(3).toString('hex')}`;
   const catalogLabel = { 'bosun.dev/test': name };
   const ref = `${registry.host}/catalogs/${name}:latest`;
@@ -139,7 +140,18 @@ async function publish(brokenFirst = false): Promise<Record<string, string>> {
     const cc = await get<ClusterCatalog>(CC, '', name);
     return condition(cc, 'Serving')?.status === 'True' ? cc : undefined;
   });
-  return catalogLabel;
+  return { name, label: catalogLabel };
+}
+
+/** The ClusterCatalog `name` pointed at a new image of `files`, served once its content is. */
+async function republish(name: string, files: Map<string, Buffer>): Promise<void> {
+  const ref = `${registry.host}/catalogs/${name}:v2`;
+  const digest = await pushCatalog(push, ref, files);
+  await mergePatch(CC, '', name, { spec: { source: { image: { ref } } } });
+  await eventually(`ClusterCatalog ${name} to serve ${digest}`, async () => {
+    const cc = await get<ClusterCatalog>(CC, '', name);
+    return JSON.stringify(cc?.status ?? {}).includes(digest) ? cc : undefined;
+  });
 }
 
 function extension(
@@ -214,7 +226,7 @@ const widgets = { group, version: 'v1alpha1', kind: 'Widget', plural: 'widgets',
 
 describe.skipIf(missing !== undefined)('a ClusterExtension upgrade that misses its deadline', () => {
   it("is reported as v1 reports it, rolled back to the version it replaced keeping every custom resource, and not tried again until the spec changes; a rollback written into its status for another operator's CSV is refused", async () => {
-    const label = await publish();
+    const { label } = await publish();
     const ns = await namespaceForExtension();
     const name = `rb-${randomBytes(3).toString('hex')}`;
     await create(CE, '', extension(name, ns, label, '0.1.0', '6s'));
@@ -310,8 +322,9 @@ describe.skipIf(missing !== undefined)('a ClusterExtension upgrade that misses i
     await remove(CE, '', name);
   });
 
-  it('a manager stopped in the middle of a rollback takes it up where it was when started again', async () => {
-    const label = await publish();
+  it('a manager stopped in the middle of a rollback takes it up where it was when started again; the version is let go once the catalog changes its bundle', async () => {
+    const catalog = await publish();
+    const { label } = catalog;
     const ns = await namespaceForExtension();
     const name = `rb-${randomBytes(3).toString('hex')}`;
     await create(CE, '', extension(name, ns, label, '0.1.0', '4s'));
@@ -351,11 +364,23 @@ describe.skipIf(missing !== undefined)('a ClusterExtension upgrade that misses i
     const plans = await list<InstallPlan>(Resources.InstallPlan, ns);
     expect(plans.some((p) => p.spec.clusterServiceVersionNames.includes(V2))).toBe(false);
     expect(done.status?.install?.bundle.name).toBe(V1);
+
+    // The catalog's bundle of 0.1.1 changes (fixed): the hold is lifted with the spec unchanged,
+    // and the upgrade succeeds (a longer deadline now: the annotation leaves the generation alone).
+    await mergePatch(CE, '', name, { metadata: { annotations: { [RollbackAnnotations.deadline]: '1m' } } });
+    await republish(catalog.name, await catalogFiles(false, true));
+    const upgraded = await extensionWhen(
+      name,
+      (e) => e.status?.install?.bundle.name === V2 && condition(e, 'Progressing')?.reason === 'Succeeded',
+      'the fixed 0.1.1 to be installed once the catalog changed it',
+    );
+    expect(upgraded.metadata.generation).toBe(done.metadata.generation);
+    expect(upgraded.status?.heldBack).toBeUndefined();
     await remove(CE, '', name);
   });
 
   it('a first install past its deadline is reported ProgressDeadlineExceeded, with nothing rolled back', async () => {
-    const label = await publish(true);
+    const { label } = await publish(true);
     const ns = await namespaceForExtension();
     const name = `rb-${randomBytes(3).toString('hex')}`;
     await create(CE, '', extension(name, ns, label, '0.1.0', '4s'));
