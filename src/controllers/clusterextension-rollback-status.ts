@@ -18,7 +18,7 @@ import {
   type SubscriptionRollback,
 } from '../apis/operators.js';
 import { setCondition } from '../kube/conditions.js';
-import { ReasonProgressDeadlineExceeded } from '../olmv1/progress-deadline.js';
+import { ReasonProgressDeadlineExceeded } from './clusterextension-deadline.js';
 import { ExtensionConditionType } from './clusterextension-status.js';
 
 /** Bosun's reasons for `Progressing` around a rollback (v1 has none: it does not roll back). */

@@ -40,7 +40,7 @@ import {
   deadlineState,
   extensionDeadline,
   ReasonProgressDeadlineExceeded,
-} from '../olmv1/progress-deadline.js';
+} from './clusterextension-deadline.js';
 import type { ClusterExtensionContext } from './clusterextension.js';
 import {
   BundleImageAnnotation,

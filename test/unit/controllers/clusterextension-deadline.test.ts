@@ -10,7 +10,7 @@ import {
   deadlineExceededMessage,
   deadlineState,
   extensionDeadline,
-} from '../../../src/olmv1/progress-deadline.js';
+} from '../../../src/controllers/clusterextension-deadline.js';
 
 const ext = (minutes?: number, annotation?: string): ClusterExtension => ({
   apiVersion: 'olm.operatorframework.io/v1',
