@@ -67,6 +67,7 @@ import { clusterCatalogContent } from '../catalog/content/cluster-catalogs.js';
 import { servedCatalogs } from '../catalog/content/served.js';
 import { withClusterCatalogs } from '../catalog/content/with-cluster-catalogs.js';
 import { catalogdHandler } from '../server/catalogd.js';
+import { gzipCopies } from '../server/catalogd-gzip.js';
 import { catalogBaseUrl, catalogdHostNames } from '../server/catalogd-request.js';
 import { configMapReader } from '../controllers/catalogsource-configmaps.js';
 import { pullSecretReader } from '../controllers/catalogsource-secrets.js';
@@ -473,7 +474,15 @@ export async function startManager(opts: ManagerOptions = {}): Promise<RunningMa
         ...(election ? { role: () => (election.isLeader() ? 'leader' : 'standby') } : {}),
         ...(opts.routes ? { routes: opts.routes } : {}),
         web: webCatalog(web, undefined, webAccess({ reviewer, globalNamespace: ctx.globalNamespace, log })),
-        catalogd: catalogdHandler({ catalogs: served }),
+        catalogd: catalogdHandler({
+          catalogs: served,
+          gzipCopies: gzipCopies({
+            catalogs: served,
+            remove: (file) => catalogSpool.remove(file),
+            onError: (err, file) =>
+              log.warn({ err, file }, 'cannot write the compressed copy of a served catalog'),
+          }),
+        }),
         // Clients of the catalogd API name the host of its URL, which is answered too.
         hostnames: [...(opts.webHosts ?? []), ...catalogdHostNames(opts.catalogdUrl)],
         log,

@@ -2,7 +2,8 @@
  * The pure half of catalogd's HTTP API (OLM v1, operator-controller v1.2.0's
  * internal/catalogd/storage/localdir.go and http_preconditions_check.go, and the gzip handler
  * catalogd wraps it in): which catalog and endpoint a path names, which query parameters
- * `/api/v1/metas` takes, what the conditional headers decide, and whether to compress. No
+ * `/api/v1/metas` takes, what the conditional headers decide, whether to compress, and whether the
+ * content's compressed copy can be sent. No
  * sockets and no files here; src/server/catalogd.ts answers with them.
  */
 import { isIP } from 'node:net';
@@ -177,6 +178,16 @@ function utc(
 
 /** An HTTP date as `Last-Modified` carries it. */
 export const formatHttpDate = (ms: number): string => new Date(ms).toUTCString();
+
+/**
+ * Whether an answer's sections are the content's whole file, in order (`/api/v1/all`, and
+ * `/api/v1/metas` with no parameter): only such a body has a precompressed copy (catalogd-gzip.ts)
+ * to send; a selection is compressed as it streams.
+ */
+export const isWholeContent = (
+  sections: readonly { offset: number; length: number }[],
+  size: number,
+): boolean => sections.length === 1 && sections[0]!.offset === 0 && sections[0]!.length === size;
 
 /** Below this, a body is sent as it is: compressing it saves nothing (gzhttp's default minimum). */
 export const GzipMinBytes = 1024;

@@ -10,7 +10,10 @@
  *
  * The body is streamed from the catalog's file in the spool, section by section, never read
  * whole: the file is opened once per request, so content replaced meanwhile does not change an
- * answer half-way.
+ * answer half-way. A gzip answer of the whole content is sent from its compressed copy, with its
+ * `Content-Length`, once catalogd-gzip.ts has made it (on the content's first gzip request);
+ * until then, and for a selection of `metas`, the body is compressed as it streams. The copy is
+ * found by the content's file, so it is always the copy of the content opened.
  */
 import { open, type FileHandle } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -19,10 +22,12 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { type Section, selectSections } from '../catalog/content/jsonl.js';
 import type { ServedCatalog, ServedCatalogs } from '../catalog/content/served.js';
+import type { GzipCopies, GzipCopy } from './catalogd-gzip.js';
 import {
   CatalogdEndpoint,
   evaluatePreconditions,
   formatHttpDate,
+  isWholeContent,
   parseCatalogdPath,
   parseMetasQuery,
   Precondition,
@@ -33,7 +38,10 @@ export type CatalogdHandler = (req: IncomingMessage, res: ServerResponse) => Pro
 
 const ChunkBytes = 64 * 1024;
 
-export function catalogdHandler(deps: { catalogs: Pick<ServedCatalogs, 'get'> }): CatalogdHandler {
+export function catalogdHandler(deps: {
+  catalogs: Pick<ServedCatalogs, 'get'>;
+  gzipCopies: Pick<GzipCopies, 'open'>;
+}): CatalogdHandler {
   return async (req, res) => {
     const target = req.url ?? '/';
     const q = target.indexOf('?');
@@ -50,6 +58,7 @@ export function catalogdHandler(deps: { catalogs: Pick<ServedCatalogs, 'get'> })
     const opened = await openServed(deps.catalogs, named.name);
     if (!opened) return plain(res, 404);
     const { catalog, handle } = opened;
+    let copy: GzipCopy | undefined;
     try {
       res.setHeader('Last-Modified', formatHttpDate(catalog.lastModified));
       res.setHeader('Vary', 'Accept-Encoding');
@@ -70,18 +79,26 @@ export function catalogdHandler(deps: { catalogs: Pick<ServedCatalogs, 'get'> })
       const sections = sectionsOf(catalog);
       const length = sections.reduce((n, s) => n + s.length, 0);
       const gzip = wantsGzip(header(req, 'accept-encoding'), length);
+      if (gzip && isWholeContent(sections, catalog.size))
+        copy = await deps.gzipCopies.open(named.name, catalog);
       res.setHeader('Content-Type', 'application/jsonl');
       res.setHeader('X-Content-Type-Options', 'nosniff');
       if (gzip) res.setHeader('Content-Encoding', 'gzip');
-      else res.setHeader('Content-Length', String(length));
+      if (copy) res.setHeader('Content-Length', String(copy.size));
+      else if (!gzip) res.setHeader('Content-Length', String(length));
       res.writeHead(200);
       if (req.method === 'HEAD') {
         res.end();
         return;
       }
-      const body = Readable.from(readSections(handle, sections));
-      await (gzip ? pipeline(body, createGzip(), res) : pipeline(body, res));
+      if (copy)
+        await pipeline(Readable.from(readSections(copy.handle, [{ offset: 0, length: copy.size }])), res);
+      else {
+        const body = Readable.from(readSections(handle, sections));
+        await (gzip ? pipeline(body, createGzip(), res) : pipeline(body, res));
+      }
     } finally {
+      await copy?.handle.close();
       await handle.close();
     }
   };

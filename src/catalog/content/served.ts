@@ -6,7 +6,8 @@
  *
  * Names are keys of a map, never parts of a path: what a request names is looked up here, and a
  * name that is no ClusterCatalog's finds nothing. Content replaced or deleted has its file
- * removed; a response already streaming it keeps reading it (it holds the file open).
+ * removed, and its gzip-compressed copy (gzipFileOf) with it; a response already streaming either
+ * keeps reading it (it holds the file open).
  */
 import type { MetaIndex } from './jsonl.js';
 
@@ -25,16 +26,24 @@ export interface ServedCatalog {
 
 export interface ServedCatalogs {
   get(name: string): ServedCatalog | undefined;
-  /** Serves `catalog` under `name`, in place of what was served there (whose file is removed). */
+  /** Serves `catalog` under `name`, in place of what was served there (whose files are removed). */
   set(name: string, catalog: ServedCatalog): void;
-  /** Stops serving `name` and removes its file. */
+  /** Stops serving `name` and removes its file (and its compressed copy). */
   delete(name: string): void;
 }
+
+/**
+ * Where the gzip-compressed copy of a content's file is kept (src/server/catalogd-gzip.ts makes
+ * it): beside the file, in the same spool, so that it goes with the file and with the spool.
+ */
+export const gzipFileOf = (file: string): string => `${file}.gz`;
 
 export function servedCatalogs(deps: { remove: (file: string) => Promise<void> }): ServedCatalogs {
   const byName = new Map<string, ServedCatalog>();
   const release = (old: ServedCatalog | undefined, kept?: ServedCatalog) => {
-    if (old && old.file !== kept?.file) void deps.remove(old.file);
+    if (!old || old.file === kept?.file) return;
+    void deps.remove(old.file);
+    void deps.remove(gzipFileOf(old.file));
   };
   return {
     get: (name) => byName.get(name),

@@ -13,6 +13,7 @@ import {
   parseHttpDate,
   parseMetasQuery,
   Precondition,
+  isWholeContent,
   wantsGzip,
 } from '../../../src/server/catalogd-request.js';
 
@@ -169,5 +170,26 @@ describe('wantsGzip', () => {
     ['gzip', 1023, false],
   ] as const)('%s for %d bytes: %s', (header, length, expected) => {
     expect(wantsGzip(header, length)).toBe(expected);
+  });
+});
+
+describe('isWholeContent', () => {
+  it.each([
+    ['the whole file', [{ offset: 0, length: 100 }], 100, true],
+    ['an empty file', [{ offset: 0, length: 0 }], 0, true],
+    ['its start only', [{ offset: 0, length: 99 }], 100, false],
+    ['from past its start', [{ offset: 1, length: 99 }], 100, false],
+    [
+      'every part, but in two sections',
+      [
+        { offset: 0, length: 50 },
+        { offset: 50, length: 50 },
+      ],
+      100,
+      false,
+    ],
+    ['no section', [], 100, false],
+  ])('%s: %s', (_, sections, size, expected) => {
+    expect(isWholeContent(sections, size)).toBe(expected);
   });
 });

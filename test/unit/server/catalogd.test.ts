@@ -1,31 +1,38 @@
 /**
  * catalogd's HTTP API as the manager's HTTP server answers it, over a real socket: `/api/v1/all`
  * and `/api/v1/metas` with v1's status codes (400 for another parameter, 404 for a catalog not
- * served, 405 for another method), `Last-Modified` and 304, HEAD, gzip; and no request path,
- * however crafted, reaches anything but a served catalog by its exact name.
+ * served, 405 for another method), `Last-Modified` and 304, HEAD, gzip (the whole content from
+ * its compressed copy, made once per content); and no request path, however crafted, reaches
+ * anything but a served catalog by its exact name.
  */
-import { writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metaLine, writeCatalogJsonl } from '../../../src/catalog/content/jsonl.js';
-import { servedCatalogs } from '../../../src/catalog/content/served.js';
+import { gzipFileOf, type ServedCatalogs, servedCatalogs } from '../../../src/catalog/content/served.js';
 import { catalogdHandler } from '../../../src/server/catalogd.js';
+import { type GzipCopies, gzipCopies } from '../../../src/server/catalogd-gzip.js';
 import { formatHttpDate } from '../../../src/server/catalogd-request.js';
 import { type RunningServer, startHttpServer } from '../../../src/server/http.js';
 import { tempDir } from '../../support/temp-dir.js';
 
 const lastModified = Date.UTC(2026, 10, 26, 12, 0, 0);
 let server: RunningServer;
+let dir: string;
+let served: ServedCatalogs;
+let copies: GzipCopies;
+const copyErrors: unknown[] = [];
 let lines: string[];
 let all: string;
 /** A catalog in the same folder that is not served: nothing may ever reach it. */
 const unservedMarker = 'UNSERVED-SECRET-CONTENT';
 
 beforeAll(async () => {
-  const dir = await tempDir('bosun-catalogd-');
+  dir = await tempDir('bosun-catalogd-');
   const docs: unknown[] = [{ schema: 'olm.package', name: 'etcd', defaultChannel: 'alpha' }];
   docs.push({ schema: 'olm.channel', package: 'etcd', name: 'alpha', entries: [{ name: 'etcd.v1' }] });
   for (let i = 0; i < 20; i++)
@@ -45,13 +52,16 @@ beforeAll(async () => {
   all = lines.join('');
   await writeFile(join(dir, 'private.jsonl'), `{"schema":"${unservedMarker}"}\n`);
   await writeFile(join(dir, 'passwd'), unservedMarker);
-  const served = servedCatalogs({ remove: async () => {} });
+  // Files are removed as the spool removes them (served.ts's remove), so a test sees what goes.
+  const remove = (path: string) => rm(path, { force: true });
+  served = servedCatalogs({ remove });
   served.set('ops', { file, ...written, digest: 'sha256:0', image: 'r/c@sha256:0', lastModified });
+  copies = gzipCopies({ catalogs: served, remove, onError: (err) => copyErrors.push(err) });
   server = await startHttpServer({
     address: '127.0.0.1:0',
     registry: new Registry(),
     notReady: () => undefined,
-    catalogd: catalogdHandler({ catalogs: served }),
+    catalogd: catalogdHandler({ catalogs: served, gzipCopies: copies }),
   });
 });
 afterAll(async () => {
@@ -141,6 +151,155 @@ describe('GET /catalogs/<name>/api/v1/all', () => {
     expect((await raw('/catalogs/other/api/v1/all')).status).toBe(404);
     for (const method of ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'])
       expect((await raw('/catalogs/ops/api/v1/all', { method })).status).toBe(405);
+  });
+});
+
+/** Serves, under `name`, a catalog of `bundles` bundles (about 100 bytes each) in a new file; its lines. */
+async function serveContent(
+  name: string,
+  bundles: number,
+  tag: string,
+): Promise<{ file: string; body: string }> {
+  const docs: unknown[] = [{ schema: 'olm.package', name }];
+  for (let i = 0; i < bundles; i++)
+    docs.push({
+      schema: 'olm.bundle',
+      package: name,
+      name: `${name}.${tag}.v${i}`,
+      image: `quay.io/${name}:${tag}-${i}`,
+    });
+  const source = join(dir, `${name}-${tag}.json`);
+  await writeFile(source, docs.map((d) => JSON.stringify(d)).join('\n'));
+  const file = join(dir, `${name}-${tag}.jsonl`);
+  const written = await writeCatalogJsonl([source], file);
+  served.set(name, {
+    file,
+    ...written,
+    digest: `sha256:${tag}`,
+    image: `r/${name}@sha256:${tag}`,
+    lastModified,
+  });
+  return { file, body: docs.map(metaLine).join('') };
+}
+
+const gzipped = (path: string, method = 'GET') =>
+  raw(path, { method, headers: { 'Accept-Encoding': 'gzip' } });
+
+/** Files of the folder left half-made: temporary copies. */
+const leftovers = async () => (await readdir(dir)).filter((f) => f.endsWith('.tmp'));
+
+/** Waits for served.ts's removals, which it does not wait for itself. */
+async function gone(file: string): Promise<boolean> {
+  for (let i = 0; i < 100 && existsSync(file); i++) await new Promise((r) => setTimeout(r, 10));
+  return !existsSync(file);
+}
+
+describe('gzip of the whole content: compressed once, then sent from its copy', () => {
+  it('the first gzip request is compressed as it streams and makes the copy; the next is the copy, with its length', async () => {
+    const { file, body } = await serveContent('once', 3000, 'a');
+    expect(existsSync(gzipFileOf(file))).toBe(false);
+    const first = await gzipped('/catalogs/once/api/v1/all');
+    expect(first.status).toBe(200);
+    expect(first.headers['content-length']).toBeUndefined();
+    expect(gunzipSync(first.body).toString('utf8')).toBe(body);
+    await copies.settled();
+    const copy = await readFile(gzipFileOf(file));
+    expect(gunzipSync(copy).toString('utf8')).toBe(body);
+
+    const second = await gzipped('/catalogs/once/api/v1/all');
+    expect(second.status).toBe(200);
+    expect(second.headers['content-length']).toBe(String(copy.length));
+    // The very bytes of the copy: not compressed again.
+    expect(second.body.equals(copy)).toBe(true);
+    expect(gunzipSync(second.body).toString('utf8')).toBe(body);
+    for (const got of [first, second]) {
+      expect(got.headers['content-encoding']).toBe('gzip');
+      expect(got.headers['content-type']).toBe('application/jsonl');
+      expect(got.headers['vary']).toBe('Accept-Encoding');
+      expect(got.headers['x-content-type-options']).toBe('nosniff');
+      expect(got.headers['last-modified']).toBe(formatHttpDate(lastModified));
+    }
+    // metas without a parameter is the same body: the copy too; with one, a selection compressed as it streams.
+    const everything = await gzipped('/catalogs/once/api/v1/metas');
+    expect(everything.body.equals(copy)).toBe(true);
+    const some = await gzipped('/catalogs/once/api/v1/metas?schema=olm.bundle');
+    expect(some.headers['content-encoding']).toBe('gzip');
+    expect(some.headers['content-length']).toBeUndefined();
+    const bundleLines = body.split('\n').filter((l) => l.includes('"schema":"olm.bundle"'));
+    expect(gunzipSync(some.body).toString('utf8')).toBe(bundleLines.map((l) => `${l}\n`).join(''));
+    // A client that does not take gzip still gets the plain file.
+    const plainBody = await raw('/catalogs/once/api/v1/all');
+    expect(plainBody.headers['content-encoding']).toBeUndefined();
+    expect(plainBody.body.toString('utf8')).toBe(body);
+    expect(await leftovers()).toEqual([]);
+  });
+
+  it('HEAD answers the headers GET would: without a length while the copy is missing, with its length after', async () => {
+    const { file } = await serveContent('head', 3000, 'a');
+    const before = await gzipped('/catalogs/head/api/v1/all', 'HEAD');
+    expect(before.status).toBe(200);
+    expect(before.headers['content-encoding']).toBe('gzip');
+    expect(before.headers['content-length']).toBeUndefined();
+    expect(before.body.length).toBe(0);
+    await copies.settled();
+    const after = await gzipped('/catalogs/head/api/v1/all', 'HEAD');
+    expect(after.headers['content-encoding']).toBe('gzip');
+    expect(after.headers['content-length']).toBe(String((await readFile(gzipFileOf(file))).length));
+    expect(after.headers['last-modified']).toBe(formatHttpDate(lastModified));
+    expect(after.body.length).toBe(0);
+    const get = await gzipped('/catalogs/head/api/v1/all');
+    expect(get.headers['content-length']).toBe(after.headers['content-length']);
+  });
+
+  it('content replaced: the next answer is the new content, and the old copy is gone', async () => {
+    const old = await serveContent('swap', 3000, 'old');
+    await gzipped('/catalogs/swap/api/v1/all');
+    await copies.settled();
+    expect(existsSync(gzipFileOf(old.file))).toBe(true);
+    const next = await serveContent('swap', 2000, 'new');
+    expect(await gone(gzipFileOf(old.file))).toBe(true);
+    expect(await gone(old.file)).toBe(true);
+    for (let i = 0; i < 2; i++) {
+      const got = await gzipped('/catalogs/swap/api/v1/all');
+      expect(gunzipSync(got.body).toString('utf8')).toBe(next.body);
+      await copies.settled();
+    }
+    expect(existsSync(gzipFileOf(next.file))).toBe(true);
+    // Its catalog gone: so is its copy.
+    served.delete('swap');
+    expect(await gone(gzipFileOf(next.file))).toBe(true);
+    expect(await leftovers()).toEqual([]);
+  });
+
+  it('a copy finished after its content was replaced is removed, not left behind', async () => {
+    const old = await serveContent('late', 3000, 'old');
+    const catalog = served.get('late')!;
+    // The copy starts, and the content is replaced before it can be finished.
+    expect(await copies.open('late', catalog)).toBeUndefined();
+    const next = await serveContent('late', 2000, 'new');
+    await copies.settled();
+    expect(await gone(gzipFileOf(old.file))).toBe(true);
+    expect(await leftovers()).toEqual([]);
+    const got = await gzipped('/catalogs/late/api/v1/all');
+    expect(gunzipSync(got.body).toString('utf8')).toBe(next.body);
+  });
+
+  it('concurrent first requests are each answered whole, and leave one copy and no temporary file', async () => {
+    const { file, body } = await serveContent('race', 3000, 'a');
+    const got = await Promise.all(Array.from({ length: 4 }, () => gzipped('/catalogs/race/api/v1/all')));
+    for (const g of got) expect(gunzipSync(g.body).toString('utf8')).toBe(body);
+    await copies.settled();
+    expect(gunzipSync(await readFile(gzipFileOf(file))).toString('utf8')).toBe(body);
+    expect((await readdir(dir)).filter((f) => f.startsWith('race-a.jsonl'))).toEqual([
+      'race-a.jsonl',
+      'race-a.jsonl.gz',
+    ]);
+    const later = await Promise.all(Array.from({ length: 4 }, () => gzipped('/catalogs/race/api/v1/all')));
+    for (const g of later) {
+      expect(g.headers['content-length']).toBeDefined();
+      expect(gunzipSync(g.body).toString('utf8')).toBe(body);
+    }
+    expect(copyErrors).toEqual([]);
   });
 });
 
