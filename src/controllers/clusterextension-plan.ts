@@ -38,6 +38,12 @@ export const ExtensionOwnerLabels = {
   name: 'olm.operatorframework.io/owner-name',
 } as const;
 
+/**
+ * The label catalogd's webhook gives each ClusterCatalog: its name. Bosun has no webhook, so the
+ * label counts for every ClusterCatalog whether set or not (v1's tutorials select catalogs by it).
+ */
+export const CatalogNameLabel = 'olm.operatorframework.io/metadata.name';
+
 /** On an extension's InstallPlan: the CSV the planned one replaces. */
 export const ReplacesAnnotation = 'olm.operatorframework.io/replaces';
 /**

@@ -1,23 +1,25 @@
 /**
  * ClusterExtension controller (OLM v1), on the engine Subscriptions use. Per reconcile:
  * resolve the extension's bundle with v1's rules (src/olmv1/resolve.ts) over the ClusterCatalogs
- * this manager serves; refuse a package a Subscription already manages; give the namespace an
- * OperatorGroup if it has none; make sure the InstallPlan for the resolved bundle exists (the
- * InstallPlan and CSV controllers install, upgrade and retire, as for a Subscription); and report
- * in v1's words (./clusterextension-status.ts). How an extension maps onto the engine's objects
- * is in ./clusterextension-plan.ts.
+ * this manager serves; refuse a package a Subscription already manages; wait for the operators
+ * the bundle needs (./clusterextension-needs.ts); check its configuration
+ * (src/olmv1/bundle-config.ts); give the namespace an OperatorGroup if it has none; make sure the
+ * InstallPlan for the resolved bundle exists (the InstallPlan and CSV controllers install, upgrade
+ * and retire, as for a Subscription); hold an upgrade to its deadline and roll it back
+ * (./clusterextension-rollback.ts); and report in v1's words (./clusterextension-status.ts). How
+ * an extension maps onto the engine's objects is in ./clusterextension-plan.ts.
  *
  * No finalizer: what an extension installs is owned by it (ownerReferences on its InstallPlans,
  * its OperatorGroup and its CSVs), so deleting it lets the garbage collector uninstall the
  * operator even while no manager runs. CRDs stay, with every custom resource, as v0 leaves them.
  */
-import { type BundleDoc, type GVKProperty, PropertyType } from '../apis/fbc.js';
+import type { BundleDoc } from '../apis/fbc.js';
 import { RecentWrites } from '../kube/recent-writes.js';
 import { guardExtension, progressReport, soonest } from './clusterextension-rollback.js';
 import { storedRollback, withProgressReport } from './clusterextension-rollback-status.js';
 import { bundleInstallModes, checkBundleConfig } from '../olmv1/bundle-config.js';
-import { catalogSelector } from '../olmv1/catalog-selector.js';
-import { GeneratedByAnnotation, type Need, needState, needsOf } from './clusterextension-dependencies.js';
+import { GeneratedByAnnotation } from './clusterextension-dependencies.js';
+import { unmetDependencies } from './clusterextension-needs.js';
 import type { OwnerReference } from '../apis/meta.js';
 import type { ClusterExtension } from '../apis/olmv1.js';
 import { ClusterCatalogConditionType, V1Resources } from '../apis/olmv1.js';
@@ -32,6 +34,7 @@ import type { ReconcileResult } from '../kube/workqueue.js';
 import { packageContent, readServedPackage } from '../olmv1/package-content.js';
 import { resolveV1, type V1Catalog } from '../olmv1/resolve.js';
 import {
+  CatalogNameLabel,
   desiredExtensionPlan,
   extensionGroupStep,
   extensionOwner,
@@ -52,9 +55,6 @@ import type { Controller, ScopedContext } from './context.js';
 import { reportingForbidden } from './forbidden.js';
 import { deleteIfPresent } from './objects.js';
 import { nextGeneration } from './subscription-plan.js';
-
-/** The label catalogd's webhook gives each ClusterCatalog: its name. */
-const CatalogNameLabel = 'olm.operatorframework.io/metadata.name';
 
 /** How soon an extension that failed to resolve, or waits for its install, is looked at again. */
 const retryMs = 10_000;
@@ -263,108 +263,6 @@ async function decide(
       ? `InstallPlan ${plan.metadata.name} is ${plan.status?.phase || 'Planning'}${plan.status?.message ? `: ${plan.status.message}` : ''}`
       : `ClusterServiceVersion ${bundle.name} is ${csv?.status?.phase ?? 'not there yet'}${csv?.status?.message ? `: ${csv.status.message}` : ''}`;
   return { kind: 'progressing', message: `${state} ${where}`, resolved: target };
-}
-
-/**
- * What the bundle still waits for among the operators it needs (./clusterextension-dependencies.ts),
- * or undefined once each is installed in its range. A package no extension or Subscription
- * manages gets a ClusterExtension generated for it; the bundle is installed once every one of
- * them reports `Installed`.
- */
-async function unmetDependencies(
-  ctx: ClusterExtensionContext,
-  ext: ClusterExtension,
-  bundle: BundleDoc,
-): Promise<string | undefined> {
-  const catalog = ext.spec!.source.catalog!;
-  const selector = catalogSelector(catalog.selector);
-  const snapshots = ctx.informers.clusterCatalogs
-    .list()
-    .filter((cc) => cc.spec.availabilityMode !== 'Unavailable')
-    .filter(
-      (cc) =>
-        selector.ok && selector.value({ ...cc.metadata.labels, [CatalogNameLabel]: cc.metadata.name ?? '' }),
-    )
-    .flatMap(
-      (cc) => ctx.clusterCatalogContent.bundles.get({ namespace: '', name: cc.metadata.name ?? '' }) ?? [],
-    );
-  const providers = (gvk: GVKProperty) =>
-    snapshots.flatMap((s) => s.config.bundles.filter((b) => providesGVK(b, gvk)).map((b) => b.package));
-  const clusterHas = (gvk: GVKProperty) =>
-    ctx.informers.crds
-      .list()
-      .some(
-        (crd) =>
-          crd.spec?.group === gvk.group &&
-          crd.spec.names?.kind === gvk.kind &&
-          (crd.spec.versions ?? []).some((v) => v.name === gvk.version && v.served !== false),
-      );
-  const needs = needsOf(bundle, providers, clusterHas);
-  if (!needs.ok) return needs.message;
-  const waiting: string[] = [];
-  for (const need of needs.needs) {
-    const unmet = await unmetNeed(ctx, ext, need);
-    if (unmet !== undefined) waiting.push(unmet);
-  }
-  return waiting.length > 0 ? waiting.join('; ') : undefined;
-}
-
-async function unmetNeed(
-  ctx: ClusterExtensionContext,
-  ext: ClusterExtension,
-  need: Need,
-): Promise<string | undefined> {
-  const { informers } = ctx;
-  const subscribedVersions = informers.subscriptions
-    .list()
-    .filter((sub) => sub.spec.name === need.packageName && sub.status?.installedCSV)
-    .map((sub) => informers.csvs.get(objectKey(sub.metadata.namespace, sub.status!.installedCSV!)))
-    .filter((csv) => csv?.status?.phase === CSVPhase.Succeeded)
-    .map((csv) => csv!.spec.version ?? '');
-  const managing = informers.clusterExtensions
-    .list()
-    .find((e) => e.spec?.source.catalog?.packageName === need.packageName && !e.metadata.deletionTimestamp);
-  const installed = managing?.status?.conditions?.some((c) => c.type === 'Installed' && c.status === 'True')
-    ? managing.status.install?.bundle
-    : undefined;
-  const state = needState(ext, need, {
-    subscribedVersions,
-    ...(managing
-      ? { extension: { name: managing.metadata.name ?? '', ...(installed ? { installed } : {}) } }
-      : {}),
-  });
-  if (state.kind === 'met') return undefined;
-  if (state.kind === 'generate') {
-    const generated = state.extension;
-    try {
-      await ctx.client.request({
-        method: 'POST',
-        path: collectionPath(V1Resources.ClusterExtension),
-        body: generated,
-      });
-      ctx.log.info(
-        { dependency: generated.metadata.name, package: need.packageName },
-        'clusterextension generated for a dependency',
-      );
-      void ctx.events.normal(
-        ext,
-        'DependencyGenerated',
-        `ClusterExtension ${generated.metadata.name} generated: ${state.message}`,
-      );
-    } catch (err) {
-      if (!isAlreadyExists(err)) throw err;
-    }
-  }
-  return state.message;
-}
-
-/** Whether a bundle provides the API (its `olm.gvk` properties). */
-function providesGVK(b: BundleDoc, gvk: GVKProperty): boolean {
-  return b.properties.some((p) => {
-    if (p.type !== PropertyType.GVK) return false;
-    const v = p.value as GVKProperty;
-    return v.group === gvk.group && v.version === gvk.version && v.kind === gvk.kind;
-  });
 }
 
 /**
