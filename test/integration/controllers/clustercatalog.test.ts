@@ -10,8 +10,9 @@
  * manager's global pull Secret once that exists (and without it before). And the 2021 corpus as one catalog image through
  * `/api/v1/all` (with BOSUN_CORPUS_DIR), and a real operator of it installed by a ClusterExtension.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { get as httpGet } from 'node:http';
+import { createGunzip } from 'node:zlib';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Condition, KubeObject, ResourceType } from '../../../src/apis/meta.js';
@@ -151,6 +152,41 @@ function bytesOnTheWire(url: string, headers: Record<string, string>): Promise<n
       let n = 0;
       res.on('data', (c: Buffer) => (n += c.length));
       res.on('end', () => resolve(n));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
+/**
+ * One GET, its body read as a stream and inflated when gzipped: the sha256 of the body, the bytes
+ * on the wire and the Content-Length sent.
+ */
+function bodyDigest(
+  url: string,
+  headers: Record<string, string>,
+): Promise<{
+  sha256: string;
+  wireBytes: number;
+  contentLength: string | undefined;
+  encoding: string | undefined;
+}> {
+  return new Promise((resolve, reject) => {
+    httpGet(url, { headers }, (res) => {
+      let wireBytes = 0;
+      res.on('data', (c: Buffer) => (wireBytes += c.length));
+      const encoding = res.headers['content-encoding'];
+      const body = encoding === 'gzip' ? res.pipe(createGunzip()) : res;
+      const hash = createHash('sha256');
+      body.on('data', (c: Buffer) => hash.update(c));
+      body.on('end', () =>
+        resolve({
+          sha256: hash.digest('hex'),
+          wireBytes,
+          contentLength: res.headers['content-length'],
+          encoding,
+        }),
+      );
+      body.on('error', reject);
       res.on('error', reject);
     }).on('error', reject);
   });
@@ -392,6 +428,28 @@ describe.skipIf(missing !== undefined)('the 2021 OperatorHub corpus as a Cluster
     console.info(
       `corpus ClusterCatalog: ${cfg.packages.length} packages, ${cfg.bundles.length} bundles; Serving ${servingAfter} ms after it was created; /api/v1/all ${head.headers.get('content-length')} bytes, ${gzipped} gzipped`,
     );
+
+    // The first gzip request made the content's compressed copy; once it is there, gzip answers
+    // are that copy, with its length, and inflate to the very body sent plain.
+    const base = cc.status!.urls!.base;
+    const copied = await eventually(
+      'the compressed copy of the corpus content',
+      async () => {
+        const h = await fetch(`${base}/api/v1/all`, {
+          method: 'HEAD',
+          headers: { 'Accept-Encoding': 'gzip' },
+        });
+        return h.headers.get('content-length') ?? undefined;
+      },
+      120_000,
+    );
+    const plainBody = await bodyDigest(`${base}/api/v1/all`, { 'Accept-Encoding': 'identity' });
+    const fromCopy = await bodyDigest(`${base}/api/v1/all`, { 'Accept-Encoding': 'gzip' });
+    expect(fromCopy.encoding).toBe('gzip');
+    expect(fromCopy.contentLength).toBe(copied);
+    expect(fromCopy.wireBytes).toBe(Number(copied));
+    expect(fromCopy.sha256).toBe(plainBody.sha256);
+    expect(plainBody.wireBytes).toBe(Number(head.headers.get('content-length')));
 
     // A real operator installed from it by a ClusterExtension, written as v1's tutorials write
     // one: the catalog picked by the name label catalogd gives every ClusterCatalog.
