@@ -41,11 +41,17 @@ export function gzipCopies(deps: {
   catalogs: Pick<ServedCatalogs, 'get'>;
   /** Removes a file of the spool (the content's own remove: it removes nothing outside it). */
   remove: (file: string) => Promise<void>;
-  /** Told when making a copy failed; the next gzip request tries again. */
+  /** Told when making a copy failed. */
   onError?: (err: unknown, file: string) => void;
 }): GzipCopies {
   /** The content files whose copy is being made, and the making. */
   const making = new Map<string, Promise<void>>();
+  /**
+   * The content files whose copy could not be made: their gzip answers are compressed as they
+   * stream from then on, rather than each request trying again (on a full disk, that would
+   * compress every answer twice). New content gets a copy of its own.
+   */
+  const failed = new Set<string>();
   const isServed = (name: string, catalog: ServedCatalog) => deps.catalogs.get(name)?.file === catalog.file;
 
   async function make(name: string, catalog: ServedCatalog): Promise<void> {
@@ -57,7 +63,10 @@ export function gzipCopies(deps: {
     } catch (err) {
       await deps.remove(temp);
       // Content removed while it was read (replaced, or the manager stopping) is no failure.
-      if (isServed(name, catalog)) deps.onError?.(err, catalog.file);
+      if (isServed(name, catalog)) {
+        failed.add(catalog.file);
+        deps.onError?.(err, catalog.file);
+      }
       return;
     }
     // Replaced or gone while the copy was made: served.ts removed the copy before it existed.
@@ -66,29 +75,39 @@ export function gzipCopies(deps: {
 
   return {
     async open(name, catalog) {
-      let handle: FileHandle;
-      try {
-        handle = await open(gzipFileOf(catalog.file), 'r');
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-        if (!making.has(catalog.file) && isServed(name, catalog)) {
-          const file = catalog.file;
-          making.set(
-            file,
-            make(name, catalog).finally(() => making.delete(file)),
-          );
-        }
-        return undefined;
-      }
-      try {
-        return { handle, size: (await handle.stat()).size };
-      } catch (err) {
-        await handle.close();
-        throw err;
-      }
+      const file = catalog.file;
+      const copy = await openCopy(gzipFileOf(file));
+      if (copy) return copy;
+      // A request still reading content since replaced starts no copy of it.
+      if (!making.has(file) && !failed.has(file) && isServed(name, catalog))
+        making.set(
+          file,
+          make(name, catalog).finally(() => making.delete(file)),
+        );
+      return undefined;
     },
     async settled() {
       while (making.size > 0) await Promise.all(making.values());
     },
   };
+}
+
+/** The copy at `path` opened, or undefined when there is none: anything but a regular file is none. */
+async function openCopy(path: string): Promise<GzipCopy | undefined> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    const stat = await handle.stat();
+    if (stat.isFile()) return { handle, size: stat.size };
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+  await handle.close();
+  return undefined;
 }

@@ -6,7 +6,7 @@
  * anything but a served catalog by its exact name.
  */
 import { existsSync } from 'node:fs';
-import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -282,6 +282,25 @@ describe('gzip of the whole content: compressed once, then sent from its copy', 
     expect(await leftovers()).toEqual([]);
     const got = await gzipped('/catalogs/late/api/v1/all');
     expect(gunzipSync(got.body).toString('utf8')).toBe(next.body);
+  });
+
+  it('a copy that cannot be made is reported once, leaves no temporary file, and every answer is still whole', async () => {
+    const { file, body } = await serveContent('broken', 3000, 'a');
+    // Something that is no file where the copy goes: the rename into place fails.
+    await mkdir(gzipFileOf(file));
+    const errorsBefore = copyErrors.length;
+    for (let i = 0; i < 3; i++) {
+      const got = await gzipped('/catalogs/broken/api/v1/all');
+      expect(got.status).toBe(200);
+      expect(got.headers['content-length']).toBeUndefined();
+      expect(gunzipSync(got.body).toString('utf8')).toBe(body);
+      await copies.settled();
+    }
+    // Tried once for this content, not once per request.
+    expect(copyErrors.length).toBe(errorsBefore + 1);
+    expect(await leftovers()).toEqual([]);
+    await rm(gzipFileOf(file), { recursive: true });
+    copyErrors.splice(errorsBefore);
   });
 
   it('concurrent first requests are each answered whole, and leave one copy and no temporary file', async () => {
