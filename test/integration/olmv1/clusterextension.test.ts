@@ -11,8 +11,7 @@
  * Subscription manages is refused, naming both. Deleting the extension uninstalls the operator.
  */
 import { randomBytes } from 'node:crypto';
-import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Condition } from '../../../src/apis/meta.js';
 import { type ClusterCatalog, type ClusterExtension, V1Resources } from '../../../src/apis/olmv1.js';
 import {
@@ -23,7 +22,7 @@ import {
   Resources,
 } from '../../../src/apis/operators.js';
 import { Builtin } from '../../../src/kube/resources.js';
-import { type RunningManager, startManager } from '../../../src/manager/manager.js';
+import type { RunningManager } from '../../../src/manager/manager.js';
 import { RegistryClient } from '../../../src/oci/client.js';
 import { registryAvailable, startRegistry, type TestRegistry } from '../../support/registry.js';
 import { eventually, freshNamespace } from '../support.js';
@@ -35,14 +34,15 @@ import {
 } from '../controllers/image-catalogs.js';
 import { uniqueGroup } from '../controllers/operator-support.js';
 import {
-  clusterAdminServiceAccount,
   create,
   get,
   list,
   mergePatch,
   remove,
   subscription,
+  startTestManager,
 } from '../controllers/support.js';
+import { extensionNamespace, extensionWhen } from './support.js';
 
 const missing = await registryAvailable();
 if (missing) console.warn(`the ClusterExtension tests are skipped: ${missing}`);
@@ -64,12 +64,7 @@ beforeAll(async () => {
   registry = await startRegistry({ kind: 'plain' });
   push = new RegistryClient();
   bundleImages = await pushSampleBundles(push, registry.host, group);
-  manager = await startManager({
-    kubeconfig: inject('kubeconfig'),
-    installCrds: true,
-    metricsAddr: '127.0.0.1:0',
-    logger: pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' }),
-  });
+  manager = await startTestManager();
 });
 afterAll(async () => {
   await manager?.stop();
@@ -93,16 +88,6 @@ async function publish(keep: (bundle: string) => boolean, priority = 0): Promise
     return condition(cc, 'Serving')?.status === 'True' ? cc : undefined;
   });
   return name;
-}
-
-/**
- * A namespace for an extension, with the ServiceAccount `installer` it installs as, bound to
- * cluster-admin as OLM v1's tutorials bind theirs.
- */
-async function extensionNamespace(): Promise<string> {
-  const ns = await freshNamespace('ce');
-  await clusterAdminServiceAccount(ns, 'installer');
-  return ns;
 }
 
 function extension(name: string, namespace: string, version?: string): ClusterExtension {
@@ -130,36 +115,6 @@ const condition = <C extends Pick<Condition, 'type'>>(
   type: string,
 ): C | undefined => o?.status?.conditions?.find((c) => c.type === type);
 
-/** The extension once `test` holds; if it never does, the error shows the extension's status and its plans and CSVs. */
-async function extensionWhen(
-  name: string,
-  test: (ext: ClusterExtension) => boolean,
-  what: string,
-  timeoutMs = 60_000,
-) {
-  let last: ClusterExtension | undefined;
-  try {
-    return await eventually(
-      what,
-      async () => {
-        last = await get<ClusterExtension>(CE, '', name);
-        return last && test(last) ? last : undefined;
-      },
-      timeoutMs,
-    );
-  } catch (err) {
-    const ns = last?.spec?.namespace ?? '';
-    const plans = ns ? await list<InstallPlan>(Resources.InstallPlan, ns) : [];
-    const csvs = ns ? await list<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns) : [];
-    const seen = {
-      status: last?.status,
-      plans: plans.map((p) => [p.spec.clusterServiceVersionNames, p.status?.phase, p.status?.message]),
-      csvs: csvs.map((c) => [c.metadata.name, c.status?.phase, c.status?.message]),
-    };
-    throw new Error(`${(err as Error).message}; last seen: ${JSON.stringify(seen)}`, { cause: err });
-  }
-}
-
 const installedAt = (version: string) => (ext: ClusterExtension) =>
   ext.status?.install?.bundle.version === version &&
   condition(ext, 'Installed')?.status === 'True' &&
@@ -168,7 +123,7 @@ const installedAt = (version: string) => (ext: ClusterExtension) =>
 describe.skipIf(missing !== undefined)('a ClusterExtension', () => {
   it('installs the bundle v1 resolves, stays on a pinned version when a newer one is published, upgrades along the edges once widened, and is uninstalled with the extension', async () => {
     const first = await publish((b) => b === 'bosun-sample.v0.1.0' || b === 'bosun-sample.v0.1.1');
-    const ns = await extensionNamespace();
+    const ns = await extensionNamespace('ce');
     const name = `sample-${randomBytes(3).toString('hex')}`;
     await create(CE, '', extension(name, ns, '0.1.0'));
 
@@ -322,7 +277,7 @@ describe.skipIf(missing !== undefined)('a ClusterExtension', () => {
 
   it('installs the operators its bundle needs first, each as a ClusterExtension generated for it', async () => {
     const catalog = await publish(() => true);
-    const ns = await extensionNamespace();
+    const ns = await extensionNamespace('ce');
     const name = `dashboard-${randomBytes(3).toString('hex')}`;
     await create(CE, '', {
       ...extension(name, ns),

@@ -15,15 +15,14 @@ import { randomBytes } from 'node:crypto';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClusterCatalog, ClusterExtension } from '../../../src/apis/olmv1.js';
 import { V1Resources } from '../../../src/apis/olmv1.js';
 import { type ClusterServiceVersion, type InstallPlan, Resources } from '../../../src/apis/operators.js';
 import { importOperatorsDir } from '../../../src/catalog/import.js';
 import { RollbackAnnotations } from '../../../src/install/rollback.js';
 import { collectionPath } from '../../../src/kube/client.js';
-import { type RunningManager, startManager } from '../../../src/manager/manager.js';
+import type { RunningManager } from '../../../src/manager/manager.js';
 import { RegistryClient } from '../../../src/oci/client.js';
 import { registryAvailable, startRegistry, type TestRegistry } from '../../support/registry.js';
 import { eventually, freshNamespace } from '../support.js';
@@ -36,6 +35,7 @@ import {
   list,
   mergePatch,
   remove,
+  startTestManager,
 } from '../controllers/support.js';
 
 const corpus = process.env.BOSUN_CORPUS_DIR;
@@ -64,12 +64,7 @@ beforeAll(async () => {
   if (skip) return;
   registry = await startRegistry({ kind: 'plain' });
   push = new RegistryClient();
-  manager = await startManager({
-    kubeconfig: inject('kubeconfig'),
-    installCrds: true,
-    metricsAddr: '127.0.0.1:0',
-    logger: pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' }),
-  });
+  manager = await startTestManager();
 });
 afterAll(async () => {
   await manager?.stop();

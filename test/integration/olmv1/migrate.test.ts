@@ -15,7 +15,6 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BundleAnnotation } from '../../../src/apis/bundle.js';
 import type { KubeObject } from '../../../src/apis/meta.js';
@@ -31,7 +30,7 @@ import { buildBundleImage } from '../../../src/bundle/image.js';
 import { readBundle, readBundleFiles } from '../../../src/bundle/read.js';
 import { collectionPath, objectPath } from '../../../src/kube/client.js';
 import { Builtin } from '../../../src/kube/resources.js';
-import { type RunningManager, startManager } from '../../../src/manager/manager.js';
+import type { RunningManager } from '../../../src/manager/manager.js';
 import { pushImage } from '../../../src/oci/build.js';
 import { RegistryClient } from '../../../src/oci/client.js';
 import { formatReference, parseReference } from '../../../src/oci/reference.js';
@@ -42,7 +41,16 @@ import { registryAvailable, startRegistry, type TestRegistry } from '../../suppo
 import { eventually, freshNamespace } from '../support.js';
 import { imageOnlyCatalog, pushCatalog, SampleGroup, sampleCatalog } from '../controllers/image-catalogs.js';
 import { uniqueGroup } from '../controllers/operator-support.js';
-import { catalogSource, client, create, get, list, remove, subscription } from '../controllers/support.js';
+import {
+  catalogSource,
+  client,
+  create,
+  get,
+  list,
+  remove,
+  subscription,
+  startTestManager,
+} from '../controllers/support.js';
 
 const missing = await registryAvailable();
 if (missing) console.warn(`the migrate tests are skipped: ${missing}`);
@@ -107,14 +115,6 @@ async function pushRenamedBundles(versions: readonly string[]): Promise<Map<stri
   return images;
 }
 
-const startBosunManager = () =>
-  startManager({
-    kubeconfig: inject('kubeconfig'),
-    installCrds: true,
-    metricsAddr: '127.0.0.1:0',
-    logger: pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' }),
-  });
-
 /**
  * The catalogd API of the ClusterCatalog, answered by this test from what the manager served
  * (its bundles and channels of `pkg`), while no manager runs: the command can then plan, and no
@@ -155,7 +155,7 @@ beforeAll(async () => {
   const files = imageOnlyCatalog(await sampleCatalog(), (b) => bundleImages.get(b)!, keep, group);
   catalogRef = `${registry.host}/catalogs/migrate:latest`;
   await pushCatalog(push, catalogRef, renamed(files));
-  manager = await startBosunManager();
+  manager = await startTestManager();
   // The same catalog image as a ClusterCatalog: both front ends name the same bundles.
   catalogName = `migrate-${randomBytes(3).toString('hex')}`;
   await create<ClusterCatalog>(CC, '', {
@@ -342,7 +342,7 @@ describe.skipIf(missing !== undefined)('bosun migrate subscription', () => {
     expect(await get(CE, '', name)).toBeDefined();
     // Given up: the extension deleted (it owns nothing yet), the manager started again.
     await remove(CE, '', name);
-    manager = await startBosunManager();
+    manager = await startTestManager();
     await catalogServedAgain(stand.base);
     // A second catalog serving the package, of lower priority: the extension is pinned to the first by its name.
     const low = `${catalogName}-low`;

@@ -14,30 +14,30 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BundleDoc } from '../../../src/apis/fbc.js';
 import type { Condition } from '../../../src/apis/meta.js';
 import { type ClusterCatalog, type ClusterExtension, V1Resources } from '../../../src/apis/olmv1.js';
 import { type ClusterServiceVersion, type InstallPlan, Resources } from '../../../src/apis/operators.js';
 import { RollbackAnnotations } from '../../../src/install/rollback.js';
-import { type RunningManager, startManager } from '../../../src/manager/manager.js';
+import type { RunningManager } from '../../../src/manager/manager.js';
 import { RegistryClient } from '../../../src/oci/client.js';
 import { registryAvailable, startRegistry, type TestRegistry } from '../../support/registry.js';
 import { inline } from '../../support/operator-objects.js';
-import { eventually, freshNamespace } from '../support.js';
+import { eventually } from '../support.js';
 import { pushCatalog, SampleGroup } from '../controllers/image-catalogs.js';
 import { uniqueGroup } from '../controllers/operator-support.js';
 import {
   client,
-  clusterAdminServiceAccount,
   create,
   eventsFor,
   get,
   list,
   mergePatch,
   remove,
+  startTestManager,
 } from '../controllers/support.js';
+import { extensionNamespace, extensionWhen } from './support.js';
 import { collectionPath, objectPath } from '../../../src/kube/client.js';
 import { testCSV } from '../controllers/install-harness.js';
 
@@ -61,12 +61,7 @@ beforeAll(async () => {
   if (missing) return;
   registry = await startRegistry({ kind: 'plain' });
   push = new RegistryClient();
-  manager = await startManager({
-    kubeconfig: inject('kubeconfig'),
-    installCrds: true,
-    metricsAddr: '127.0.0.1:0',
-    logger: pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' }),
-  });
+  manager = await startTestManager();
 });
 afterAll(async () => {
   await manager?.stop();
@@ -185,41 +180,9 @@ type WithRollback = ClusterExtension & {
   status?: { rollback?: Record<string, unknown>; heldBack?: { csv: string; generation: number }[] };
 };
 
-/** The extension once `test` holds; if it never does, the error shows its status, plans and CSVs. */
-async function extensionWhen(
-  name: string,
-  test: (ext: WithRollback) => boolean,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<WithRollback> {
-  let last: WithRollback | undefined;
-  try {
-    return await eventually(
-      what,
-      async () => {
-        last = await get<WithRollback>(CE, '', name);
-        return last && test(last) ? last : undefined;
-      },
-      timeoutMs,
-    );
-  } catch (err) {
-    const ns = last?.spec?.namespace ?? '';
-    const plans = ns ? await list<InstallPlan>(Resources.InstallPlan, ns) : [];
-    const csvs = ns ? await list<ClusterServiceVersion>(Resources.ClusterServiceVersion, ns) : [];
-    const seen = {
-      status: last?.status,
-      plans: plans.map((p) => [p.spec.clusterServiceVersionNames, p.status?.phase, p.status?.message]),
-      csvs: csvs.map((c) => [c.metadata.name, c.status?.phase, c.status?.message]),
-    };
-    throw new Error(`${(err as Error).message}; last seen: ${JSON.stringify(seen)}`, { cause: err });
-  }
-}
-
-async function namespaceForExtension(): Promise<string> {
-  const ns = await freshNamespace('ce-rb');
-  await clusterAdminServiceAccount(ns, 'installer');
-  return ns;
-}
+/** The extension with its rollback once `test` holds (30 s at most). */
+const rollbackWhen = (name: string, test: (ext: WithRollback) => boolean, what: string, timeoutMs = 30_000) =>
+  extensionWhen<WithRollback>(name, test, what, timeoutMs);
 
 /** The sample operator's custom resources, in this file's API group. */
 const widgets = { group, version: 'v1alpha1', kind: 'Widget', plural: 'widgets', namespaced: true };
@@ -227,10 +190,10 @@ const widgets = { group, version: 'v1alpha1', kind: 'Widget', plural: 'widgets',
 describe.skipIf(missing !== undefined)('a ClusterExtension upgrade that misses its deadline', () => {
   it("is reported as v1 reports it, rolled back to the version it replaced keeping every custom resource, and not tried again until the spec changes; a rollback written into its status for another operator's CSV is refused", async () => {
     const { label } = await publish();
-    const ns = await namespaceForExtension();
+    const ns = await extensionNamespace('ce-rb');
     const name = `rb-${randomBytes(3).toString('hex')}`;
     await create(CE, '', extension(name, ns, label, '0.1.0', '6s'));
-    await extensionWhen(
+    await rollbackWhen(
       name,
       (e) => e.status?.install?.bundle.name === V1 && condition(e, 'Progressing')?.reason === 'Succeeded',
       'the extension to install 0.1.0',
@@ -249,7 +212,7 @@ describe.skipIf(missing !== undefined)('a ClusterExtension upgrade that misses i
 
     // Widened: 0.1.1 is resolved and installed, never becomes available, and is rolled back.
     await mergePatch(CE, '', name, { spec: { source: { catalog: { version: '>=0.1.0' } } } });
-    const rolledBack = await extensionWhen(
+    const rolledBack = await rollbackWhen(
       name,
       (e) => e.status?.rollback?.phase === 'RolledBack',
       'the upgrade to 0.1.1 to be rolled back',
@@ -308,7 +271,7 @@ describe.skipIf(missing !== undefined)('a ClusterExtension upgrade that misses i
       const again = await list<InstallPlan>(Resources.InstallPlan, ns);
       return again.some((p) => p.spec.clusterServiceVersionNames.includes(V2)) ? true : undefined;
     });
-    const refused = await extensionWhen(
+    const refused = await rollbackWhen(
       name,
       (e) => e.status?.rollback?.from === 'victim.v1' && e.status.rollback.phase === 'Refused',
       'the crafted rollback to be refused',
@@ -325,10 +288,10 @@ describe.skipIf(missing !== undefined)('a ClusterExtension upgrade that misses i
   it('a manager stopped in the middle of a rollback takes it up where it was when started again; the version is let go once the catalog changes its bundle', async () => {
     const catalog = await publish();
     const { label } = catalog;
-    const ns = await namespaceForExtension();
+    const ns = await extensionNamespace('ce-rb');
     const name = `rb-${randomBytes(3).toString('hex')}`;
     await create(CE, '', extension(name, ns, label, '0.1.0', '4s'));
-    await extensionWhen(
+    await rollbackWhen(
       name,
       (e) => e.status?.install?.bundle.name === V1 && condition(e, 'Progressing')?.reason === 'Succeeded',
       'the extension to install 0.1.0',
@@ -346,13 +309,8 @@ describe.skipIf(missing !== undefined)('a ClusterExtension upgrade that misses i
     }
     expect(seen, 'the rollback to begin').toBeDefined();
     await manager.stop();
-    manager = await startManager({
-      kubeconfig: inject('kubeconfig'),
-      installCrds: true,
-      metricsAddr: '127.0.0.1:0',
-      logger: pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' }),
-    });
-    const done = await extensionWhen(
+    manager = await startTestManager();
+    const done = await rollbackWhen(
       name,
       (e) => e.status?.rollback?.phase === 'RolledBack',
       'the rollback to finish under the new manager',
@@ -369,7 +327,7 @@ describe.skipIf(missing !== undefined)('a ClusterExtension upgrade that misses i
     // and the upgrade succeeds (a longer deadline now: the annotation leaves the generation alone).
     await mergePatch(CE, '', name, { metadata: { annotations: { [RollbackAnnotations.deadline]: '1m' } } });
     await republish(catalog.name, await catalogFiles(false, true));
-    const upgraded = await extensionWhen(
+    const upgraded = await rollbackWhen(
       name,
       (e) => e.status?.install?.bundle.name === V2 && condition(e, 'Progressing')?.reason === 'Succeeded',
       'the fixed 0.1.1 to be installed once the catalog changed it',
@@ -381,10 +339,10 @@ describe.skipIf(missing !== undefined)('a ClusterExtension upgrade that misses i
 
   it('a first install past its deadline is reported ProgressDeadlineExceeded, with nothing rolled back', async () => {
     const { label } = await publish(true);
-    const ns = await namespaceForExtension();
+    const ns = await extensionNamespace('ce-rb');
     const name = `rb-${randomBytes(3).toString('hex')}`;
     await create(CE, '', extension(name, ns, label, '0.1.0', '4s'));
-    const late = await extensionWhen(
+    const late = await rollbackWhen(
       name,
       (e) => condition(e, 'Progressing')?.reason === 'ProgressDeadlineExceeded',
       'the install to pass its deadline',

@@ -11,8 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V1Deployment } from '@kubernetes/client-node';
 import type { Condition, KubeObject } from '../../../src/apis/meta.js';
 import { BundleAnnotation } from '../../../src/apis/bundle.js';
@@ -23,7 +22,7 @@ import { buildBundleImage } from '../../../src/bundle/image.js';
 import { readBundle, readBundleFiles } from '../../../src/bundle/read.js';
 import { importPackageDir } from '../../../src/catalog/import.js';
 import { Builtin } from '../../../src/kube/resources.js';
-import { type RunningManager, startManager } from '../../../src/manager/manager.js';
+import type { RunningManager } from '../../../src/manager/manager.js';
 import { pushImage } from '../../../src/oci/build.js';
 import { RegistryClient } from '../../../src/oci/client.js';
 import { formatReference, parseReference } from '../../../src/oci/reference.js';
@@ -38,7 +37,8 @@ import {
   sampleCatalog,
 } from '../controllers/image-catalogs.js';
 import { uniqueGroup } from '../controllers/operator-support.js';
-import { clusterAdminServiceAccount, create, get, list, mergePatch, remove } from '../controllers/support.js';
+import { create, get, list, mergePatch, remove, startTestManager } from '../controllers/support.js';
+import { extensionNamespace, extensionWhen } from './support.js';
 
 const missing = await registryAvailable();
 if (missing) console.warn(`the watchNamespace tests are skipped: ${missing}`);
@@ -67,12 +67,7 @@ beforeAll(async () => {
   registry = await startRegistry({ kind: 'plain' });
   push = new RegistryClient();
   const images = await pushSampleBundles(push, registry.host, group);
-  manager = await startManager({
-    kubeconfig: inject('kubeconfig'),
-    installCrds: true,
-    metricsAddr: '127.0.0.1:0',
-    logger: pino({ level: process.env.BOSUN_TEST_LOG ?? 'silent' }),
-  });
+  manager = await startTestManager();
   await publish(
     imageOnlyCatalog(
       await sampleCatalog(),
@@ -106,12 +101,6 @@ async function publish(files: FileMap, labels = catalogLabel): Promise<void> {
   });
 }
 
-async function extensionNamespace(): Promise<string> {
-  const ns = await freshNamespace('wn');
-  await clusterAdminServiceAccount(ns, 'installer');
-  return ns;
-}
-
 function extension(
   namespace: string,
   packageName: string,
@@ -135,19 +124,6 @@ const condition = <C extends Pick<Condition, 'type'>>(
   o: { status?: { conditions?: C[] } } | undefined,
   type: string,
 ): C | undefined => o?.status?.conditions?.find((c) => c.type === type);
-
-/** The extension once `test` holds; if it never does, the error shows its last status. */
-async function extensionWhen(name: string, test: (ext: ClusterExtension) => boolean, what: string) {
-  let last: ClusterExtension | undefined;
-  try {
-    return await eventually(what, async () => {
-      last = await get<ClusterExtension>(CE, '', name);
-      return last && test(last) ? last : undefined;
-    });
-  } catch (err) {
-    throw new Error(`${(err as Error).message}; last seen: ${JSON.stringify(last?.status)}`, { cause: err });
-  }
-}
 
 const progressing = (reason: string, says: string) => (ext: ClusterExtension) =>
   condition(ext, 'Progressing')?.reason === reason &&
@@ -177,7 +153,7 @@ async function nothingInstalled(ns: string): Promise<void> {
 
 describe.skipIf(missing !== undefined)('watchNamespace of a ClusterExtension', () => {
   it('installs the operator for its own namespace, then watches another and every namespace as the setting changes', async () => {
-    const ns = await extensionNamespace();
+    const ns = await extensionNamespace('wn');
     const ext = extension(ns, 'bosun-sample', { watchNamespace: ns });
     const name = ext.metadata.name!;
     await create(CE, '', ext);
@@ -214,7 +190,7 @@ describe.skipIf(missing !== undefined)('watchNamespace of a ClusterExtension', (
   });
 
   it('refuses a configuration the bundle does not take in v1’s words, installing nothing', async () => {
-    const ns = await extensionNamespace();
+    const ns = await extensionNamespace('wn');
     const ext = extension(ns, 'bosun-sample', { watchNamespace: 'Team_A', deploymentConfig: { env: [] } });
     await create(CE, '', ext);
     const refused = await extensionWhen(
@@ -240,7 +216,7 @@ describe.skipIf(missing !== undefined)('watchNamespace of a ClusterExtension', (
   });
 
   it('reports a namespace’s own OperatorGroup that targets other namespaces, naming both, and leaves it as it is', async () => {
-    const ns = await extensionNamespace();
+    const ns = await extensionNamespace('wn');
     await create(Resources.OperatorGroup, ns, {
       apiVersion: 'operators.coreos.com/v1',
       kind: 'OperatorGroup',
@@ -304,7 +280,7 @@ describe.skipIf(missing !== undefined)('watchNamespace of a ClusterExtension', (
       labels,
     );
 
-    const ns = await extensionNamespace();
+    const ns = await extensionNamespace('wn');
     const ext = extension(ns, 'bosun-sample', undefined, labels);
     const name = ext.metadata.name!;
     await create(CE, '', ext);
@@ -340,7 +316,7 @@ describe.skipIf(missing !== undefined)('watchNamespace of a ClusterExtension', (
       }
       await publish(new Map([['catalog.json', Buffer.from(docs.map((d) => JSON.stringify(d)).join('\n'))]]));
 
-      const ns = await extensionNamespace();
+      const ns = await extensionNamespace('wn');
       const ext = extension(ns, OwnOnly.pkg);
       const name = ext.metadata.name!;
       await create(CE, '', ext);
@@ -369,7 +345,7 @@ describe.skipIf(missing !== undefined)('watchNamespace of a ClusterExtension', (
       await extensionWhen(name, installed, `${OwnOnly.pkg} to be Installed watching its own namespace`);
       await watching(ns, OwnOnly.csv, 'kube-arangodb', ns);
 
-      const allNs = await extensionNamespace();
+      const allNs = await extensionNamespace('wn');
       const all = extension(allNs, AllOnly.pkg, { watchNamespace: allNs });
       await create(CE, '', all);
       const notAllowed = await extensionWhen(
